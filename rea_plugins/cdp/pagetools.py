@@ -405,8 +405,6 @@ def _capture(call: ToolCall) -> Evidence:
     return _evidence(call, "inspect_web_network_capture", params, result, result.limitations)
 
 
-EXAMPLE: JSONObject = {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE}
-
 INSPECT_WEB_EVENT_LISTENERS = ToolDef(
     name="inspect_web_event_listeners",
     result_type=ListenerInventory,
@@ -419,7 +417,7 @@ INSPECT_WEB_EVENT_LISTENERS = ToolDef(
     input_schema=LISTENERS_SCHEMA,
     handler=_listeners,
     effects=_OBSERVE,
-    examples=(EXAMPLE, {**EXAMPLE, "selectors": ["button", "#search"]}),
+    examples=(schemas.PAGE_EXAMPLE, {**schemas.PAGE_EXAMPLE, "selectors": ["button", "#search"]}),
 )
 
 TRACE_WEB_MODULE_IMPORTS = ToolDef(
@@ -434,7 +432,7 @@ TRACE_WEB_MODULE_IMPORTS = ToolDef(
     input_schema=IMPORTS_SCHEMA,
     handler=_imports,
     effects=_OBSERVE,
-    examples=(EXAMPLE,),
+    examples=(schemas.PAGE_EXAMPLE,),
 )
 
 TRACE_WEB_SOURCE_LOCATION = ToolDef(
@@ -448,7 +446,9 @@ TRACE_WEB_SOURCE_LOCATION = ToolDef(
     input_schema=LOCATION_SCHEMA,
     handler=_location,
     effects=_OBSERVE,
-    examples=({**EXAMPLE, "script_url": schemas.ORIGIN_EXAMPLE + "/bundle.js", "line": 1, "column": 2048},),
+    examples=(
+        {**schemas.PAGE_EXAMPLE, "script_url": schemas.ORIGIN_EXAMPLE + "/bundle.js", "line": 1, "column": 2048},
+    ),
 )
 
 EXPORT_WEB_SCRIPTS = ToolDef(
@@ -462,7 +462,7 @@ EXPORT_WEB_SCRIPTS = ToolDef(
     input_schema=EXPORT_SCHEMA,
     handler=_export,
     effects=_EXPORT,
-    examples=(EXAMPLE,),
+    examples=(schemas.PAGE_EXAMPLE,),
 )
 
 INSPECT_WEB_NETWORK_CAPTURE = ToolDef(
@@ -496,7 +496,7 @@ OBSERVE_WEB_SESSION = ToolDef(
     input_schema=SESSION_SCHEMA,
     handler=_session,
     effects=_OBSERVE,
-    examples=({**EXAMPLE, "allowed_origins": [schemas.ORIGIN_EXAMPLE], "observation_ms": 10000},),
+    examples=({**schemas.PAGE_EXAMPLE, "allowed_origins": [schemas.ORIGIN_EXAMPLE], "observation_ms": 10000},),
 )
 
 OBSERVE_WEB_EXECUTION = ToolDef(
@@ -511,7 +511,7 @@ OBSERVE_WEB_EXECUTION = ToolDef(
     input_schema=EXECUTION_SCHEMA,
     handler=_execution,
     effects=_OBSERVE,
-    examples=({**EXAMPLE, "observation_ms": 10000},),
+    examples=({**schemas.PAGE_EXAMPLE, "observation_ms": 10000},),
 )
 
 LIST_ELECTRON_TARGETS = ToolDef(
@@ -542,7 +542,7 @@ INSPECT_ELECTRON_PAGE = ToolDef(
     input_schema=INSPECT_ELECTRON_SCHEMA,
     handler=_inspect_electron,
     effects=_OBSERVE,
-    examples=({**EXAMPLE, "allowed_file_roots": ["/opt/App/resources/app"]},),
+    examples=({**schemas.PAGE_EXAMPLE, "allowed_file_roots": ["/opt/App/resources/app"]},),
 )
 
 ANALYZE_WEB_BUNDLE = ToolDef(
@@ -558,7 +558,7 @@ ANALYZE_WEB_BUNDLE = ToolDef(
     input_schema=BUNDLE_SCHEMA,
     handler=_bundle,
     effects=_EXPORT,
-    examples=(EXAMPLE,),
+    examples=(schemas.PAGE_EXAMPLE,),
 )
 
 CAPTURE_ELECTRON_SCENARIO = ToolDef(

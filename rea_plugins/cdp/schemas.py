@@ -29,6 +29,8 @@ MAX_INT32 = 2_147_483_647
 ENDPOINT_EXAMPLE = "http://127.0.0.1:9222"
 TARGET_EXAMPLE = "TARGET_ID_FROM_LIST_BROWSER_TARGETS"
 ORIGIN_EXAMPLE = "https://app.example.test"
+# The arguments that name one page: every page tool's examples start from them.
+PAGE_EXAMPLE: JSONObject = {"cdp_endpoint": ENDPOINT_EXAMPLE, "target_id": TARGET_EXAMPLE}
 IDENTIFIER: JSONObject = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9._-]{0,63}$"}
 
 CDP_ENDPOINT: JSONObject = {
@@ -530,7 +532,7 @@ CAPTURE_SCENARIO: JSONObject = {
             "an existing page target of a loopback CDP endpoint (left where the scenario ends).",
             "examples": [
                 {"mode": "launch"},
-                {"mode": "connect", "cdp_endpoint": ENDPOINT_EXAMPLE, "target_id": TARGET_EXAMPLE},
+                {"mode": "connect", **PAGE_EXAMPLE},
             ],
         },
         "start_url": {

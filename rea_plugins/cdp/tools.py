@@ -350,10 +350,9 @@ INSPECT_WEB_PAGE = ToolDef(
     handler=_inspect,
     effects=_OBSERVE,
     examples=(
-        {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE},
+        schemas.PAGE_EXAMPLE,
         {
-            "cdp_endpoint": schemas.ENDPOINT_EXAMPLE,
-            "target_id": schemas.TARGET_EXAMPLE,
+            **schemas.PAGE_EXAMPLE,
             "observation_ms": 2000,
             "allowed_origins": [schemas.ORIGIN_EXAMPLE, "https://api.example.test"],
         },
@@ -375,10 +374,9 @@ DISCOVER_WEBMCP_TOOLS = ToolDef(
     handler=_discover,
     effects=_OBSERVE,
     examples=(
-        {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE},
+        schemas.PAGE_EXAMPLE,
         {
-            "cdp_endpoint": schemas.ENDPOINT_EXAMPLE,
-            "target_id": schemas.TARGET_EXAMPLE,
+            **schemas.PAGE_EXAMPLE,
             "observation_ms": 500,
             "max_schema_bytes": 16384,
         },
@@ -399,8 +397,8 @@ CAPTURE_WEB_SCREENSHOT = ToolDef(
     effects=_OBSERVE,
     images=_screenshot_image,
     examples=(
-        {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE},
-        {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE, "maximum_image_bytes": 1048576},
+        schemas.PAGE_EXAMPLE,
+        {**schemas.PAGE_EXAMPLE, "maximum_image_bytes": 1048576},
     ),
 )
 
@@ -423,11 +421,7 @@ CAPTURE_BROWSER_SCENARIO = ToolDef(
     examples=(
         schemas.SCENARIO_EXAMPLE,
         {
-            "browser": {
-                "mode": "connect",
-                "cdp_endpoint": schemas.ENDPOINT_EXAMPLE,
-                "target_id": schemas.TARGET_EXAMPLE,
-            },
+            "browser": {"mode": "connect", **schemas.PAGE_EXAMPLE},
             "start_url": {
                 "url": schemas.ORIGIN_EXAMPLE + "/search",
                 "query": [{"name": "q", "value": {"source": "literal", "value": "invoices"}}],
