@@ -362,6 +362,46 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Answers",
         "Every native operation over one engine's ``Source``; details are cached per procedure.",
     ),
+    "engine_rows": (
+        "rea.operations.engine_rows",
+        "",
+        "The inventory pages over an engine's rows kept by address: ``strings_page``, ``names_page``, ...",
+    ),
+    "AddressedString": (
+        "rea.operations.engine_rows",
+        "AddressedString",
+        "A string row (``StringItem``) with its address as an integer, in the engine's own mapping.",
+    ),
+    "AddressedName": (
+        "rea.operations.engine_rows",
+        "AddressedName",
+        "A name row (``NameItem``) with its address as an integer, in the engine's own mapping.",
+    ),
+    "RegionRow": (
+        "rea.operations.engine_rows",
+        "RegionRow",
+        "A segment or section of binary_layout: a segment listing's row without its kind.",
+    ),
+    "ImportRow": (
+        "rea.operations.engine_rows",
+        "ImportRow",
+        "An import of binary_layout: its name, library and slot (hex), where the file says.",
+    ),
+    "ExportRow": (
+        "rea.operations.engine_rows",
+        "ExportRow",
+        "An export of binary_layout: its name and address (hex).",
+    ),
+    "DataFlow": (
+        "rea.operations.engine_rows",
+        "DataFlow",
+        "procedure_data_flow's answer: where one call's argument comes from, as p-code steps and sources.",
+    ),
+    "FlowStep": (
+        "rea.operations.engine_rows",
+        "FlowStep",
+        "One p-code op of procedure_data_flow's answer, ``depth`` ops from the argument.",
+    ),
     "OPERATIONS": (
         "rea.operations.answers",
         "OPERATIONS",
@@ -1392,6 +1432,8 @@ __all__ = [
     "Block",
     "CacheKey",
     "CallContext",
+    "AddressedName",
+    "AddressedString",
     "CallSite",
     "CalleeItem",
     "CalleeRow",
@@ -1417,6 +1459,7 @@ __all__ = [
     "Feature",
     "GoModule",
     "GoSetting",
+    "DataFlow",
     "Graph",
     "Histories",
     "IndexingCode",
@@ -1428,12 +1471,15 @@ __all__ = [
     "IssueReason",
     "JSONObject",
     "JSONValue",
+    "ExportRow",
     "Limits",
     "Name",
+    "FlowStep",
     "NameItem",
     "NameKind",
     "Node",
     "Note",
+    "ImportRow",
     "Notebook",
     "ObjCClass",
     "OpenTarget",
@@ -1484,6 +1530,7 @@ __all__ = [
     "ScenarioDriver",
     "ScenarioDriverDescriptor",
     "Segment",
+    "RegionRow",
     "SegmentItem",
     "SegmentKind",
     "SentReferenceItem",
@@ -1574,6 +1621,7 @@ __all__ = [
     "implementation_names",
     "int_param",
     "integer_setting",
+    "engine_rows",
     "invalid_request",
     "invoke",
     "is_missing",
@@ -1685,6 +1733,7 @@ if TYPE_CHECKING:
     from rea.annotations import LIMITS as LIMITS
     from rea.annotations import MAX_TYPE_DECLARATION as MAX_TYPE_DECLARATION
     from rea.annotations import Note as Note
+    import rea.operations.engine_rows as engine_rows
     from rea.annotations import Notebook as Notebook
     from rea.annotations import TypeEntry as TypeEntry
     from rea.annotations import check_field as check_field
@@ -1817,6 +1866,13 @@ if TYPE_CHECKING:
     from rea.operations.records import Procedure as Procedure
     from rea.operations.records import Reference as Reference
     from rea.operations.records import Segment as Segment
+    from rea.operations.engine_rows import AddressedName as AddressedName
+    from rea.operations.engine_rows import AddressedString as AddressedString
+    from rea.operations.engine_rows import DataFlow as DataFlow
+    from rea.operations.engine_rows import ExportRow as ExportRow
+    from rea.operations.engine_rows import FlowStep as FlowStep
+    from rea.operations.engine_rows import ImportRow as ImportRow
+    from rea.operations.engine_rows import RegionRow as RegionRow
     from rea.operations.records import Snapshot as Snapshot
     from rea.operations.records import SnapshotSource as SnapshotSource
     from rea.operations.records import Source as Source

@@ -14,24 +14,29 @@ import cle
 import msgspec
 
 from rea.plugin import (
+    AddressedName,
+    AddressedString,
     Arguments,
     ContainingProcedure,
     DocumentItem,
+    ExportRow,
+    ImportRow,
     NameItem,
     ProcedureItem,
     ProcedureKind,
     ProcedureRef,
     ReaError,
     Record,
+    RegionRow,
     SegmentItem,
     StringItem,
     answers,
+    engine_rows,
     unwind,
 )
 from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, MAX_STRING_CHARS, MIN_STRING_CHARS
-from rea_plugins.angr.rows import AddressedName, AddressedString
 
 Progress = Callable[[str], None]
 T = TypeVar("T")
@@ -450,7 +455,7 @@ class Analysis:
         tables = self.tables
         if tables.segments or tables.sections:
             # The file's program headers and section table, as every provider reads them.
-            return {"segments": [_segment(r) for r in (*tables.segments, *tables.sections)]}, None
+            return {"segments": [_region(r).segment(r.kind) for r in (*tables.segments, *tables.sections)]}, None
         out: list[SegmentItem] = []
         if self.format != "pe":
             segments = list(getattr(self.main, "segments", []) or [])
@@ -548,16 +553,10 @@ class Analysis:
         return out
 
     def list_strings(self, params: Arguments) -> tuple[Any, Any]:
-        items = self.strings()
-        if params.get("address") is not None:
-            # The string holding that address (answers.list_strings' rule).
-            at = self.inn(params["address"])
-            items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
-        return answers.page("strings", items, params, _string_item), None
+        return engine_rows.strings_page(self.strings(), params, self._address_param(params)), None
 
     def search_strings(self, params: Arguments) -> tuple[Any, Any]:
-        found = answers.search(self.strings(), lambda s: s.item.value, params)
-        return answers.page("strings", found, params, _string_item), None
+        return engine_rows.found_strings_page(self.strings(), params), None
 
     def names(self) -> list[AddressedName]:
         return self._once("names", self._collect_names)
@@ -604,20 +603,14 @@ class Analysis:
         return out
 
     def names_at(self, addr: int) -> list[str]:
-        if ("names_at", 0) not in self._cache:
-            index: dict[int, list[str]] = {}
-            for n in self.names():
-                index.setdefault(n.addr, []).append(n.item.name)
-            self._cache["names_at", 0] = index
-        found: list[str] = self._cache["names_at", 0].get(addr, [])
-        return found
+        return self._once("names_at", lambda: engine_rows.names_by_address(self.names())).get(addr, [])
 
     def list_names(self, params: Arguments) -> tuple[Any, Any]:
-        items = self.names()
-        if params.get("address") is not None:
-            at = self.inn(params["address"])
-            items = [n for n in items if n.addr == at]
-        return answers.page("names", items, params, _name_item), None
+        return engine_rows.names_page(self.names(), params, self._address_param(params)), None
+
+    def _address_param(self, params: Arguments) -> int | None:
+        """The request's ``address`` in angr's mapping, None when it names none."""
+        return None if params.get("address") is None else self.inn(params["address"])
 
     def address_name(self, params: Arguments) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
@@ -703,42 +696,6 @@ def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(set(hints)))
 
 
-def _string_item(s: AddressedString) -> StringItem:
-    return s.item
-
-
-def _name_item(n: AddressedName) -> NameItem:
-    return n.item
-
-
-def _segment(r: layout.Region) -> SegmentItem:
-    """A region of the file's own tables as a segment listing's row: its layout row and its kind."""
-    return SegmentItem(**msgspec.structs.asdict(_region(r)), kind=r.kind)
-
-
-class RegionRow(Record, frozen=True, kw_only=True):
-    """A segment or section of binary_layout (a segment listing's row without its kind)."""
-
-    name: str
-    start: str
-    end: str
-    size: int
-    permissions: str
-    file_offset: int
-    file_size: int
-
-
-class ImportRow(Record, frozen=True, kw_only=True):
-    name: str
-    library: str | None
-    slot: str | None
-
-
-class ExportRow(Record, frozen=True, kw_only=True):
-    name: str
-    address: str
-
-
 class Layout(Record, frozen=True, kw_only=True):
     """binary_layout: the file's own tables."""
 
@@ -756,15 +713,8 @@ class Layout(Record, frozen=True, kw_only=True):
 
 
 def _region(r: layout.Region) -> RegionRow:
-    return RegionRow(
-        name=r.name,
-        start=hex(r.start),
-        end=hex(r.end),
-        size=r.end - r.start,
-        permissions=r.permissions,
-        file_offset=r.file_offset,
-        file_size=r.file_size,
-    )
+    """A region of the file's own tables as binary_layout's row."""
+    return RegionRow.spanning(r.name, r.start, r.end, r.permissions, r.file_offset, r.file_size)
 
 
 def imm_target(insn: Any) -> int | None:

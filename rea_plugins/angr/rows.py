@@ -3,9 +3,7 @@ where angr's answer sends a key the record omits; each is encoded once, in the w
 
 from __future__ import annotations
 
-import msgspec
-
-from rea.plugin import JSONObject, NameItem, Record, StringItem
+from rea.plugin import JSONObject, Record
 
 
 class InsnRow(Record, frozen=True, kw_only=True):
@@ -19,17 +17,3 @@ class InsnRow(Record, frozen=True, kw_only=True):
     symbolized: str
     # The kernel's ``symbols_of`` rows (operand, address, name, string): JSON it builds.
     symbols: list[JSONObject]
-
-
-class AddressedString(msgspec.Struct, frozen=True):
-    """A string row and its address in angr's mapping (what lookups by address read)."""
-
-    addr: int
-    item: StringItem
-
-
-class AddressedName(msgspec.Struct, frozen=True):
-    """A name row and its address in angr's mapping."""
-
-    addr: int
-    item: NameItem

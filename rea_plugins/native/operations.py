@@ -10,6 +10,7 @@ import msgspec
 from rea.plugin import (
     Arguments,
     CallContext,
+    ExportRow,
     JSONObject,
     OperationResult,
     ReaError,
@@ -612,7 +613,7 @@ class Operations:
                 R.ImportRow(name=i.name, library=i.library, slot=hexa(i.slot), kind="data" if i.data else "function")
                 for i in m.imports
             ],
-            exports=[R.ExportRow(name=s.name, address=hexa(s.address)) for s in m.symbols if s.exported],
+            exports=[ExportRow(name=s.name, address=hexa(s.address)) for s in m.symbols if s.exported],
         )
         return self._result(body)
 

@@ -9,6 +9,8 @@ import msgspec
 from rea.plugin import (
     Arguments,
     CallContext,
+    DataFlow,
+    FlowStep,
     JSONObject,
     OperationResult,
     PseudoCode,
@@ -48,28 +50,6 @@ class BatchItem(Record, frozen=True, kw_only=True):
 
 class Batch(Record, frozen=True, kw_only=True):
     items: list[BatchItem]
-
-
-class FlowStep(Record, frozen=True, kw_only=True):
-    """One p-code op of procedure_data_flow."""
-
-    depth: int
-    address: str | None
-    opcode: str
-    output: str | None
-    inputs: list[str]
-
-
-class DataFlow(Record, frozen=True, kw_only=True):
-    address: str
-    name: str
-    site: str
-    argument: int
-    arguments: int
-    value: str
-    steps: list[FlowStep]
-    sources: list[str]
-    truncated: bool
 
 
 def pseudo_code(client: NativeClient, params: Arguments, ctx: CallContext) -> OperationResult:
@@ -317,7 +297,7 @@ def data_flow(client: NativeClient, params: Arguments, ctx: CallContext) -> Oper
     steps = [
         FlowStep(
             depth=op.depth,
-            address=hexa(op.address),
+            address=hex(op.address),
             opcode=op.opcode,
             output=texts[op.output] if op.output is not None else None,
             inputs=(["ram"] if len(ins) < len(op.inputs) else []) + [texts[i] for i in ins],

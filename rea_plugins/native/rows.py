@@ -13,7 +13,8 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from rea.plugin import JSONObject, Paged, Record
+from rea.plugin import ExportRow, JSONObject, Paged, Record
+from rea.plugin import ImportRow as LayoutImportRow
 from rea_plugins.native.model import Linkage, Mitigations
 
 
@@ -275,16 +276,10 @@ class DataInspection(Record, frozen=True, kw_only=True):
     target_name: str | UnsetType | None = UNSET
 
 
-class ImportRow(Record, frozen=True, kw_only=True):
-    name: str
-    library: str | None
-    slot: str | None
+class ImportRow(LayoutImportRow, frozen=True, kw_only=True):
+    """binary_layout's import row, and what the import binds: ``function`` or ``data``."""
+
     kind: str
-
-
-class ExportRow(Record, frozen=True, kw_only=True):
-    name: str
-    address: str | None
 
 
 class Layout(Record, frozen=True, kw_only=True):

@@ -15,8 +15,12 @@ from typing import Any, Literal
 import msgspec
 
 from rea.plugin import (
+    AddressedName,
+    AddressedString,
     Arguments,
     ContainingProcedure,
+    ExportRow,
+    ImportRow,
     JSONObject,
     NameItem,
     NameKind,
@@ -24,24 +28,21 @@ from rea.plugin import (
     ProcedureKind,
     ProcedureRef,
     ReaError,
+    RegionRow,
     SegmentItem,
     StringItem,
     answers,
+    engine_rows,
     pe_imports,
     unwind,
 )
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of, object_of
 from rea_plugins.radare2.options import CONFIG, MAX_STRING_CHARS, MIN_STRING_CHARS
 from rea_plugins.radare2.rows import (
-    AddressedName,
-    AddressedString,
     AnalysisStats,
-    ExportRow,
-    ImportRow,
     Layout,
     Linkage,
     Mitigations,
-    RegionRow,
     SlicedDocument,
 )
 
@@ -102,18 +103,10 @@ class Region(msgspec.Struct, frozen=True):
 
     def item(self, kind: Literal["segment", "section"]) -> SegmentItem:
         """The segment listing's row: the layout's, and its kind."""
-        return SegmentItem(**msgspec.structs.asdict(self.layout_item()), kind=kind)
+        return self.layout_item().segment(kind)
 
     def layout_item(self) -> RegionRow:
-        return RegionRow(
-            name=self.name,
-            start=hex(self.start),
-            end=hex(self.end),
-            size=self.size,
-            permissions=self.perm,
-            file_offset=self.file_offset,
-            file_size=self.file_size,
-        )
+        return RegionRow.spanning(self.name, self.start, self.end, self.perm, self.file_offset, self.file_size)
 
 
 class Proc:
@@ -770,16 +763,10 @@ class Program:
         return out
 
     def list_strings(self, params: Arguments) -> tuple[Any, Any]:
-        items = self.strings()
-        if params.get("address") is not None:
-            # The string holding that address (answers.list_strings' rule).
-            at = answers.parse_address(params["address"])
-            items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
-        return answers.page("strings", items, params, _string_item), None
+        return engine_rows.strings_page(self.strings(), params, _address_param(params)), None
 
     def search_strings(self, params: Arguments) -> tuple[Any, Any]:
-        found = answers.search(self.strings(), lambda s: s.item.value, params)
-        return answers.page("strings", found, params, _string_item), None
+        return engine_rows.found_strings_page(self.strings(), params), None
 
     def names(self) -> list[AddressedName]:
         if self._names is None:
@@ -816,18 +803,11 @@ class Program:
 
     def names_at(self, addr: int) -> list[str]:
         if self._names_at is None:
-            index: dict[int, list[str]] = {}
-            for n in self.names():
-                index.setdefault(n.addr, []).append(n.item.name)
-            self._names_at = index
+            self._names_at = engine_rows.names_by_address(self.names())
         return self._names_at.get(addr, [])
 
     def list_names(self, params: Arguments) -> tuple[Any, Any]:
-        items = self.names()
-        if params.get("address") is not None:
-            at = answers.parse_address(params["address"])
-            items = [n for n in items if n.addr == at]
-        return answers.page("names", items, params, _name_item), None
+        return engine_rows.names_page(self.names(), params, _address_param(params)), None
 
     def address_name(self, params: Arguments) -> tuple[Any, Any]:
         at = answers.parse_address(params.get("address"))
@@ -848,12 +828,9 @@ class Program:
         return {"address": hex(at), "procedure": proc}, None
 
 
-def _string_item(s: AddressedString) -> StringItem:
-    return s.item
-
-
-def _name_item(n: AddressedName) -> NameItem:
-    return n.item
+def _address_param(params: Arguments) -> int | None:
+    """The request's ``address``, None when it names none."""
+    return None if params.get("address") is None else answers.parse_address(params["address"])
 
 
 def _int(text: str) -> int | None:

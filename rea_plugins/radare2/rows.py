@@ -7,21 +7,9 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import DocumentItem, JSONObject, NameItem, ProcedureRef, Record, StringItem
+from rea.plugin import DocumentItem, ExportRow, ImportRow, JSONObject, ProcedureRef, Record, RegionRow
 
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
-
-
-class RegionRow(Record, frozen=True, kw_only=True):
-    """A segment or section of ``binary_layout``: a segment listing's row without its kind."""
-
-    name: str
-    start: str
-    end: str
-    size: int
-    permissions: str
-    file_offset: int
-    file_size: int
 
 
 class CallTarget(Record, frozen=True, kw_only=True):
@@ -60,20 +48,6 @@ class AnalysisStats(Record, frozen=True, kw_only=True):
     seconds: float
 
 
-class AddressedString(msgspec.Struct, frozen=True):
-    """A string row and its address as an integer (what the lookups by address read)."""
-
-    addr: int
-    item: StringItem
-
-
-class AddressedName(msgspec.Struct, frozen=True):
-    """A name row and its address as an integer."""
-
-    addr: int
-    item: NameItem
-
-
 class Mitigations(Record, frozen=True, kw_only=True):
     """binary_layout's hardening as radare2's binary info reports it (CET and BTI are not read: ``"unknown"``)."""
 
@@ -92,17 +66,6 @@ class Linkage(Record, frozen=True, kw_only=True):
     needed: list[str]
     rpath: list[str]
     runpath: list[str]
-
-
-class ImportRow(Record, frozen=True, kw_only=True):
-    name: str
-    library: str | None
-    slot: str | None
-
-
-class ExportRow(Record, frozen=True, kw_only=True):
-    name: str
-    address: str | None
 
 
 class Layout(Record, frozen=True, kw_only=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, Shape, ToolCall, ToolDef
+from rea.plugin import DataFlow, Evidence, ToolCall, ToolDef
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS_PATTERN,
@@ -16,29 +16,6 @@ from rea_plugins.binary.core.schema import (
 )
 
 OPERATION = "procedure_data_flow"
-
-
-class FlowStep(Shape):
-    """One p-code op defining the value (or a value it is computed from), ``depth`` ops from the argument."""
-
-    depth: int
-    address: str
-    opcode: str
-    output: str | None
-    inputs: list[str]
-
-
-class DataFlow(Shape):
-    address: str
-    name: str
-    site: str
-    argument: int
-    arguments: int
-    value: str
-    steps: list[FlowStep]
-    # Where the slice starts from: constants (with the string or name there), named memory, the function's inputs.
-    sources: list[str]
-    truncated: bool
 
 
 def _data_flow(call: ToolCall) -> Evidence:
