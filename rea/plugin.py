@@ -311,6 +311,16 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "verify_unchanged",
         "Raise ``artifact_changed`` unless the target's file still holds the bytes it was hashed from.",
     ),
+    "confirm_hashed": (
+        "rea.hashed",
+        "confirm_hashed",
+        "Bytes read from a target's file, else ``artifact_changed``: they are not the ones it was hashed from.",
+    ),
+    "read_hashed": (
+        "rea.hashed",
+        "read_hashed",
+        "A target's whole file, bounded by ``read_regular`` and confirmed to be the bytes it was hashed from.",
+    ),
     # Analysis providers and the shared native answers
     "fingerprints": (
         "rea.fingerprint",
@@ -1595,6 +1605,7 @@ __all__ = [
     "compile_pattern",
     "compile_regex",
     "confine",
+    "confirm_hashed",
     "conflict",
     "decode",
     "decode_data_url",
@@ -1666,6 +1677,7 @@ __all__ = [
     "provider_candidates",
     "python_worker_spec",
     "read_error",
+    "read_hashed",
     "read_head",
     "read_pinned",
     "read_provenance",
@@ -1831,6 +1843,8 @@ if TYPE_CHECKING:
     from rea.fingerprint import normalize_instruction as normalize_instruction
     from rea.fingerprint import procedure_hash as procedure_hash
     from rea.fsnames import shown as shown
+    from rea.hashed import confirm_hashed as confirm_hashed
+    from rea.hashed import read_hashed as read_hashed
     from rea.ledger import LEDGER_MEMORY_MB as LEDGER_MEMORY_MB
     from rea.operations import ANSWER_OPERATIONS as ANSWER_OPERATIONS
     from rea.operations import CORE_OPERATIONS as CORE_OPERATIONS

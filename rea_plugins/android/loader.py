@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, Target, identify, open_regular, read_error
+from rea.plugin import CallContext, ReaError, Target, confirm_hashed, identify, open_regular, read_error
 from rea_plugins.android.model import InputKind
 
 MAX_FILE_BYTES = 1 << 30
@@ -145,13 +145,7 @@ def _read(target: Target) -> bytes:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise read_error(target.path, exc) from None
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Call again once the file is no longer being written.",
-        )
-    return data
+    return confirm_hashed(target, data, "Call again once the file is no longer being written.")
 
 
 def _parse(target: Target, data: bytes, ctx: CallContext) -> Loaded:

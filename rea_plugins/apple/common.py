@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
 import itertools
 import os
 import plistlib
@@ -29,6 +28,7 @@ from rea.plugin import (
     __version__,
     arg_int,
     arg_str,
+    confirm_hashed,
     identify,
     invalid_request,
     issue,
@@ -196,14 +196,7 @@ def read_bytes(target: Target) -> bytes:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise read_error(target.path, exc) from None
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Open the target again: its bytes are no longer the ones rea hashed.",
-            details={"path": target.path},
-        )
-    return data
+    return confirm_hashed(target, data, "Open the target again: its bytes are no longer the ones rea hashed.")
 
 
 # -- Mach-O slices through LIEF ---------------------------------------------------------------------

@@ -3,7 +3,6 @@ with the executable's procedures and instructions asked of the provider the kern
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 from collections.abc import Callable
@@ -28,8 +27,7 @@ from rea.plugin import (
     invalid_request,
     issue,
     next_offset,
-    read_error,
-    read_regular,
+    read_hashed,
     select,
     unwind,
 )
@@ -61,21 +59,6 @@ MAX_PAGE = 1000
 MAX_INSTRUCTIONS = 20_000
 T = TypeVar("T")
 P = TypeVar("P", ThreadPage, MappingPage)
-
-
-def _read(call: ToolCall, field: str, target: Target, max_bytes: int) -> bytes:
-    try:
-        data = read_regular(target.resolved_path, max_bytes, code="unsupported_target", field=field)
-    except OSError as exc:
-        raise read_error(target.path, exc) from None
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Retry once the file is stable.",
-            details={"path": target.path},
-        )
-    return data
 
 
 class Code:
@@ -315,7 +298,7 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
     target = _executable_target(call, core, exe_mapping)
     try:
         if target is not None:
-            data = _read(call, "executable_path", target, MAX_CORE_BYTES)
+            data = read_hashed(target, MAX_CORE_BYTES, field="executable_path")
             bias, ranges = _load_bias(core, data)
             if bias is None or bias % 4096:
                 if arg_str(call.args, "executable_path"):
@@ -386,7 +369,7 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
 
 def handle(call: ToolCall) -> Evidence:
     target = identify(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
-    data = _read(call, "path", target, MAX_CORE_BYTES)
+    data = read_hashed(target, MAX_CORE_BYTES, field="path")
     call.ctx.progress("inspect_recorded_crash: reading the core's notes", done=0, total=1)
     try:
         core = core_mod.parse(data)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from rea.plugin import (
     Arguments,
     Evidence,
@@ -18,8 +16,7 @@ from rea.plugin import (
     golang,
     identify,
     next_offset,
-    read_error,
-    read_regular,
+    read_hashed,
 )
 from rea.plugin import evidence as ev_mod
 from rea_plugins.golang.model import BuildInfo, DepPage, Function, FunctionPage, FunctionTable, GoBinary
@@ -40,18 +37,9 @@ def read_subject(call: ToolCall) -> tuple[Target, bytes]:
     """The file ``path`` names, or the open binary, read once and checked against its hash."""
     path = arg_str(call.args, "path")
     target = identify(path, call.ctx) if path else call.session.require_target()
-    try:
-        data = read_regular(target.resolved_path, MAX_FILE_BYTES, code="unsupported_target", field="path")
-    except OSError as exc:
-        raise read_error(target.path, exc) from None
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Retry once the file is stable, or reopen it.",
-            details={"path": target.path},
-        )
-    return target, data
+    return target, read_hashed(
+        target, MAX_FILE_BYTES, field="path", remediation="Retry once the file is stable, or reopen it."
+    )
 
 
 def sections(data: bytes, target: Target) -> list[golang.Section]:

@@ -8,7 +8,18 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import Arguments, ReaError, Target, ToolCall, arg_int, arg_str, identify, open_regular, read_error
+from rea.plugin import (
+    Arguments,
+    ReaError,
+    Target,
+    ToolCall,
+    arg_int,
+    arg_str,
+    confirm_hashed,
+    identify,
+    open_regular,
+    read_error,
+)
 from rea_plugins.managed import signatures
 from rea_plugins.managed.signatures import Blob, Decoder, SignatureError
 
@@ -587,14 +598,7 @@ def read_target(call: ToolCall, limits: dict[str, int]) -> tuple[Target, bytes]:
         raise read_error(target.path, exc) from None
     if len(data) > limits["max_file_bytes"]:
         raise too_large("file", "max_file_bytes", len(data), limits["max_file_bytes"])
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Retry once the file is stable.",
-            details={"path": target.path},
-        )
-    return target, data
+    return target, confirm_hashed(target, data)
 
 
 def parse(data: bytes, limits: dict[str, int]) -> Image:

@@ -8,7 +8,6 @@ cannot decode is listed in its errors, which become notes here.
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections import defaultdict
 from typing import Any, TypeVar
 
@@ -32,8 +31,7 @@ from rea.plugin import (
     invalid_request,
     issue,
     page_of,
-    read_error,
-    read_regular,
+    read_hashed,
 )
 from rea.plugin import evidence as ev_mod
 from rea_plugins.wasm.limits import MAGIC as MAGIC
@@ -111,17 +109,7 @@ def read_module(call: ToolCall) -> tuple[Target, bytes]:
     path = arg_str(call.args, "path")
     target = identify(path, call.ctx) if path else call.session.require_target()
     max_bytes = arg_int(call.args, "max_file_bytes", MAX_FILE_BYTES)
-    try:
-        data = read_regular(target.resolved_path, max_bytes, code="unsupported_target", field="path")
-    except OSError as exc:
-        raise read_error(target.path, exc) from None
-    if hashlib.sha256(data).hexdigest() != target.sha256:
-        raise ReaError(
-            "artifact_changed",
-            f"{target.path} changed while it was read",
-            remediation="Retry once the file is stable.",
-            details={"path": target.path},
-        )
+    data = read_hashed(target, max_bytes, field="path")
     if not data.startswith(MAGIC):
         raise ReaError(
             "unsupported_target",
