@@ -35,7 +35,7 @@ from rea.plugin import (
     select,
 )
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import IDENTITY, PROCEDURE, obj, prop
+from rea_plugins.binary.core.schema import IDENTITY, PROCEDURE, binary_tool, obj, prop
 from rea_plugins.binary.core.shapes import (
     Agreement,
     AgreementFacet,
@@ -474,10 +474,9 @@ PROVIDER_ID: JSONObject = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "ma
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="compare_provider_results",
             task_support="optional",
-            family="binary",
             description=(
                 "Ask two providers the same questions about the open target and report where they disagree. "
                 "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers; each one's "
@@ -530,7 +529,6 @@ def tools() -> list[ToolDef]:
             ),
             result_type=ProviderAgreement,
             handler=_compare_provider_results,
-            requires_target=True,
             effects=ToolEffects(launches_process=True),
             cli_subject="procedure",
             examples=(

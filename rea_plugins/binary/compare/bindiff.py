@@ -45,7 +45,7 @@ from rea.plugin import (
 )
 from rea_plugins.binary.compare import similarity
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.schema import IDENTITY, LIMIT, OFFSET, obj, prop
+from rea_plugins.binary.core.schema import IDENTITY, LIMIT, OFFSET, binary_tool, obj, prop
 from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
 PAGE = 1000
@@ -656,10 +656,10 @@ def read_bounds(per: str) -> JSONObject:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="compare_binaries",
+            requires_target=False,  # over two open targets (left, right)
             task_support="optional",
-            family="binary",
             description=(
                 "Diff two open versions of a binary: procedures paired by name, instruction hash, call-graph "
                 "neighbourhood, then similarity; changed (in instructions or constants only), added and removed "

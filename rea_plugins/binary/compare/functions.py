@@ -19,7 +19,7 @@ from rea.plugin import (
     with_evidence_defs,
 )
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import IDENTITY, object_of, objects_in
+from rea_plugins.binary.core.schema import IDENTITY, binary_tool, object_of, objects_in
 from rea_plugins.binary.core.shapes import ComparedDossier, FacetComparison, FunctionComparison
 
 _REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")
@@ -156,10 +156,9 @@ def _compare(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="compare_functions",
             result_type=FunctionComparison,
-            family="binary",
             description=(
                 "Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
                 "strings, instruction and pseudocode digests; status unchanged, changed or unknown. Two "

@@ -21,7 +21,7 @@ from rea.plugin import (
 )
 from rea_plugins.binary.compare.bindiff import bounds_of, page_asked, read_bounds, read_side
 from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
-from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
+from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, binary_tool, obj, prop, run
 from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
 
 # -- find_similar_functions ---------------------------------------------------------------------------------------
@@ -102,10 +102,9 @@ def _find_similar_functions(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="find_similar_functions",
             task_support="optional",
-            family="binary",
             description=(
                 "Rank the procedures of every open target by their similarity to one procedure (MinHash over "
                 "instruction n-grams), most similar first, with the score."
@@ -137,7 +136,6 @@ def tools() -> list[ToolDef]:
             ),
             handler=_find_similar_functions,
             result_type=SimilarFunctions,
-            requires_target=True,
             requires_operations=("list_procedures", "read_function_instructions", "procedure_callees"),
             examples=({"procedure": "main"}, {"procedure": "0x401136", "min_similarity": 0.8}),
         )

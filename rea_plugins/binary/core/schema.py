@@ -1,8 +1,12 @@
-"""Shared input-schema pieces and helpers of the binary tool family."""
+"""Shared input-schema pieces, the tool declaration and helpers of the binary tool family."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from rea.plugin import (
+    RESULT_TYPES,
     Arguments,
     Evidence,
     JSONObject,
@@ -10,6 +14,7 @@ from rea.plugin import (
     OperationResult,
     ProviderIdentity,
     ToolCall,
+    ToolDef,
     __version__,
     invalid_request,
     issue,
@@ -148,3 +153,46 @@ def containing(call: ToolCall, address: str) -> JSONObject | None:
 def evidence(call: ToolCall, result: OperationResult, links: list[str] | None = None) -> Evidence:
     """Evidence of this call; its parameters carry the annotation revision the result reflects."""
     return call.session.evidence(call.tool.name, annotate.parameters(call), result, links=links)
+
+
+# -- declaring a tool ----------------------------------------------------------------------------------------------
+
+# Every tool of the family is declared through ``binary_tool``: the binary family's, bound to the open target (a tool
+# over several targets, or over Evidence alone, says ``requires_target=False``). The cursor's tools are the navigation
+# toolset's, the analyst's notes and types the notebook's.
+binary_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+navigation_tool = functools.partial(binary_tool, toolset="navigation")
+notebook_tool = functools.partial(binary_tool, toolset="notebook")
+
+
+def _answering(operation: str) -> Callable[[ToolCall], Evidence]:
+    """A handler that answers with ``operation``'s result, the analyst's annotations applied."""
+
+    def handle(call: ToolCall) -> Evidence:
+        check_document(call)
+        return evidence(call, run(call, operation, params_of(call.args)))
+
+    return handle
+
+
+def operation_tool(
+    operation: str,
+    *,
+    description: str,
+    input_schema: JSONObject,
+    examples: tuple[Arguments, ...],
+    cli_subject: str = "",
+    handler: Callable[[ToolCall], Evidence] | None = None,
+) -> ToolDef:
+    """The tool of one operation: named after it, requiring it and answering in its result type (``RESULT_TYPES``);
+    its handler answers with the operation's result as it is (annotations applied) unless one is given."""
+    return binary_tool(
+        name=operation,
+        description=description,
+        input_schema=input_schema,
+        handler=handler or _answering(operation),
+        requires_operations=(operation,),
+        result_type=RESULT_TYPES[operation],
+        cli_subject=cli_subject,
+        examples=examples,
+    )

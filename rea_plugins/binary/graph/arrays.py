@@ -13,9 +13,18 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, IndexingCode, Record, ToolCall, ToolDef
+from rea.plugin import Evidence, IndexingCode, Record, ToolCall, ToolDef
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, params_of, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    DOCUMENT,
+    check_document,
+    evidence,
+    obj,
+    operation_tool,
+    params_of,
+    run,
+)
 from rea_plugins.binary.graph.crossbinary import xrefs_across
 
 MAX_BACK = 256  # slots looked back for the base
@@ -154,16 +163,12 @@ def handle_xrefs(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
-            name="xrefs",
-            family="binary",
+        operation_tool(
+            "xrefs",
             description="References to an address (call, jump, data, read, write, indirect, computed, external); "
             "through_arrays: code indexing a pointer array that holds it.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=handle_xrefs,
-            requires_target=True,
-            requires_operations=("xrefs",),
-            result_type=RESULT_TYPES["xrefs"],
             cli_subject="address",
             examples=({"address": "0x402004"},),
         ),

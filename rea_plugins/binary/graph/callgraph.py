@@ -35,7 +35,7 @@ from rea.plugin import (
     requested,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import PROCEDURE, binary_tool, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy
 from rea_plugins.binary.graph.crossbinary import Across, Neighbour, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
@@ -300,10 +300,9 @@ def _call_graph(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="get_call_graph",
             result_type=(CallGraph, ProgramCallGraphRows, ProgramCallGraph),
-            family="binary",
             description=(
                 "Bounded caller or callee graph from one procedure (depth at most 5), across open libraries; "
                 "without address, every call edge of the program, paged."
@@ -324,7 +323,6 @@ def tools() -> list[ToolDef]:
                 (),
             ),
             handler=_call_graph,
-            requires_target=True,
             requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
             cli_subject="address",
             examples=(

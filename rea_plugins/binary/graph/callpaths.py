@@ -25,7 +25,7 @@ from rea.plugin import (
     arg_str,
     render,
 )
-from rea_plugins.binary.core.schema import PROCEDURE, every_row, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import PROCEDURE, binary_tool, every_row, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
 from rea_plugins.binary.graph.crossbinary import Across, Neighbour, follow_imports, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
@@ -384,10 +384,9 @@ def _graph(body: CallPathTrace) -> render.Graph:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="trace_call_path",
             result_type=CallPathTrace,
-            family="binary",
             description=(
                 "Shortest call paths from start to goal (forward through callees, backward through callers), "
                 "bounded by depth, procedures and lookups; without goal, paths to every procedure reached. "
@@ -426,7 +425,6 @@ def tools() -> list[ToolDef]:
                 ("start",),
             ),
             handler=_trace,
-            requires_target=True,
             requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
             cli_subject="start",
             examples=(

@@ -14,7 +14,6 @@ from typing import Any
 import msgspec
 
 from rea.plugin import (
-    RESULT_TYPES,
     Arguments,
     Evidence,
     JSONObject,
@@ -31,6 +30,7 @@ from rea_plugins.binary.core.schema import (
     evidence,
     obj,
     objects_in,
+    operation_tool,
     params_of,
     run,
 )
@@ -237,15 +237,11 @@ def handle_callees(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
-            name="procedure_callees",
-            family="binary",
+        operation_tool(
+            "procedure_callees",
             description="Procedures this one calls (direct, import, indirect), with call sites.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=handle_callees,
-            requires_target=True,
-            requires_operations=("procedure_callees",),
-            result_type=RESULT_TYPES["procedure_callees"],
             cli_subject="procedure",
             examples=({"procedure": "main"},),
         ),

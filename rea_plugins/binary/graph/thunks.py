@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, JSONObject, ProcedureRef, ReaError, ToolCall, ToolDef
-from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
+from rea.plugin import Evidence, JSONObject, ProcedureRef, ReaError, ToolCall, ToolDef
+from rea_plugins.binary.core.schema import (
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    operation_tool,
+    params_of,
+    run,
+)
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
 # What may precede a stub's jump: landing pads, and arm64's load of the slot (adrp x16; ldr x17; add x16).
@@ -94,15 +103,11 @@ def handle_callers(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
-            name="procedure_callers",
-            family="binary",
+        operation_tool(
+            "procedure_callers",
             description="Procedures that call this one, with call sites; an import's callers through its thunk.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=handle_callers,
-            requires_target=True,
-            requires_operations=("procedure_callers",),
-            result_type=RESULT_TYPES["procedure_callers"],
             cli_subject="procedure",
             examples=({"procedure": "main"},),
         ),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Literal
 
 from rea.plugin import (
@@ -19,7 +18,17 @@ from rea.plugin import (
     normalize_address,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, containing, evidence, obj, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    DOCUMENT,
+    binary_tool,
+    check_document,
+    containing,
+    evidence,
+    navigation_tool,
+    obj,
+    run,
+)
 from rea_plugins.binary.core.shapes import (
     AddressContext,
     CurrentAddress,
@@ -169,14 +178,10 @@ def _address_context(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=_AddressFacets(address=address, facets=facets, sources=sources)))
 
 
-# Every tool here is the binary family's, bound to the open target; the cursor's are the navigation toolset's.
-_tool = functools.partial(ToolDef, family="binary", toolset="navigation", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     doc_only = obj({"document": DOCUMENT})
     return [
-        _tool(
+        navigation_tool(
             name="current_document",
             result_type=CurrentDocument,
             description="The open document (name, format, sha256).",
@@ -185,7 +190,7 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_documents",),
             examples=({},),
         ),
-        _tool(
+        navigation_tool(
             name="current_address",
             result_type=CurrentAddress,
             description="The session cursor address (starts at the entry point).",
@@ -194,7 +199,7 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_documents",),
             examples=({}, {"document": "ls"}),
         ),
-        _tool(
+        navigation_tool(
             name="current_procedure",
             result_type=CurrentProcedure,
             description="The procedure containing the cursor.",
@@ -203,7 +208,7 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_documents", "resolve_containing_procedure"),
             examples=({}, {"document": "ls"}),
         ),
-        _tool(
+        navigation_tool(
             name="get_navigation_context",
             result_type=NavigationContext,
             description=(
@@ -229,9 +234,8 @@ def tools() -> list[ToolDef]:
             ),
             examples=({}, {"document": "ls"}),
         ),
-        _tool(
+        binary_tool(  # the family's own toolset, not the cursor's
             name="inspect_address_context",
-            toolset="",  # the family's own toolset
             result_type=AddressContext,
             description=(
                 "Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "

@@ -5,14 +5,9 @@ the strings in ``search.strings``, callers, callees and xrefs in ``graph``."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from rea.plugin import (
     RESULT_TYPES,
-    Arguments,
     Evidence,
-    JSONObject,
     OperationResult,
     Paged,
     ProcedureRows,
@@ -33,9 +28,11 @@ from rea_plugins.binary.core.schema import (
     OFFSET,
     PROCEDURE,
     SEARCH,
+    binary_tool,
     check_document,
     evidence,
     obj,
+    operation_tool,
     params_of,
     prop,
     run,
@@ -98,56 +95,21 @@ def _decompile_at(call: ToolCall) -> Evidence:
 AT_OPERATION = "pseudo_code_at"
 
 
-def _handler(operation: str) -> Callable[[ToolCall], Evidence]:
-    """A tool that answers with its one operation's result, the analyst's annotations applied."""
-
-    def handle(call: ToolCall) -> Evidence:
-        check_document(call)
-        return evidence(call, run(call, operation, params_of(call.args)))
-
-    return handle
-
-
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
-def _answering(
-    operation: str,
-    *,
-    description: str,
-    input_schema: JSONObject,
-    examples: tuple[Arguments, ...],
-    cli_subject: str = "",
-) -> ToolDef:
-    """The tool of one operation, named after it, answering with its result (``_handler``) in its result type."""
-    return _tool(
-        name=operation,
-        description=description,
-        input_schema=input_schema,
-        handler=_handler(operation),
-        requires_operations=(operation,),
-        result_type=RESULT_TYPES[operation],
-        cli_subject=cli_subject,
-        examples=examples,
-    )
-
-
 def tools() -> list[ToolDef]:
     return [
-        _answering(
+        operation_tool(
             "list_documents",
             description="List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
             input_schema=obj({}),
             examples=({},),
         ),
-        _answering(
+        operation_tool(
             "list_segments",
             description="List segments then sections with exclusive ends, permissions and file extents.",
             input_schema=obj({"document": DOCUMENT}),
             examples=({},),
         ),
-        _tool(
+        binary_tool(
             name="list_procedures",
             description="Page through procedures by address: name, size, end and kind (local, import, thunk, "
             "external).",
@@ -157,7 +119,7 @@ def tools() -> list[ToolDef]:
             result_type=(RESULT_TYPES["list_procedures"], ProcedureRows),
             examples=({}, {"offset": 100, "limit": 50}, {"limit": 1000, "detail": "lean"}),
         ),
-        _tool(
+        binary_tool(
             name="search_procedures",
             description="Find procedures whose name matches a literal substring or a regex (bounded, paged).",
             input_schema=obj(
@@ -174,34 +136,34 @@ def tools() -> list[ToolDef]:
             cli_subject="pattern",
             examples=({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
         ),
-        _answering(
+        operation_tool(
             "list_names",
             description="Page through names (functions, data, imports, exports, labels); address selects one.",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}),
             examples=({}, {"address": "0x401136"}),
         ),
-        _answering(
+        operation_tool(
             "address_name",
             description="The primary name at an address, or null.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        _answering(
+        operation_tool(
             "procedure_address",
             description="Resolve a procedure name or address to its canonical entry.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             cli_subject="procedure",
             examples=({"procedure": "main"},),
         ),
-        _answering(
+        operation_tool(
             "resolve_containing_procedure",
             description="Find the procedure containing any address, interior addresses included.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             cli_subject="address",
             examples=({"address": "0x401140"},),
         ),
-        _tool(
+        binary_tool(
             name="procedure_info",
             description="Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
@@ -211,7 +173,7 @@ def tools() -> list[ToolDef]:
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "0x401136"}),
         ),
-        _tool(
+        binary_tool(
             name="procedure_references",
             description="Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
             input_schema=obj(
@@ -231,8 +193,8 @@ def tools() -> list[ToolDef]:
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "direction": "incoming", "detail": "lean"}),
         ),
-        _tool(
-            name="procedure_pseudo_code",
+        operation_tool(
+            "procedure_pseudo_code",
             description="Decompile one procedure (provider text; never the original source); a long one is paged by "
             "lines (lines: offset, limit, total, next_offset).",
             input_schema=obj(
@@ -240,12 +202,10 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=_pseudo_code,
-            requires_operations=("procedure_pseudo_code",),
-            result_type=RESULT_TYPES["procedure_pseudo_code"],
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "offset": 400, "limit": 400}),
         ),
-        _tool(
+        binary_tool(
             name="decompile_at",
             description="Decompile the code at an address as a function, whether or not a procedure is known to start "
             "there (a reverser's 'make function here'); end optionally bounds it.",

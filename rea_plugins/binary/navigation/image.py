@@ -6,7 +6,6 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
-import functools
 from typing import Literal, NamedTuple
 
 import msgspec
@@ -25,7 +24,7 @@ from rea.plugin import (
     arg_str,
 )
 from rea_plugins.binary.core.regions import Region, locate, read_file, region_file_offset, regions, require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, binary_tool, check_document, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import BytesRead, EntryPlace, Extent, FileOffset, LoadImage, LoadUnit, RegionBrief
 
 MAX_READ = 4096
@@ -221,16 +220,12 @@ def _load_image(call: ToolCall) -> Evidence:
     return _result(call, body, lims)
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     length = prop(
         "integer", f"Bytes to read (1-{MAX_READ}, default {DEFAULT_READ}).", [64], minimum=1, maximum=MAX_READ
     )
     return [
-        _tool(
+        binary_tool(
             name="read_bytes",
             result_type=BytesRead,
             description=(
@@ -243,7 +238,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136"}, {"address": "0x402004", "length": 32}),
         ),
-        _tool(
+        binary_tool(
             name="address_to_file_offset",
             result_type=FileOffset,
             description=(
@@ -256,7 +251,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        _tool(
+        binary_tool(
             name="inspect_native_load_image",
             result_type=LoadImage,
             description=(

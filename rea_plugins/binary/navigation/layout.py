@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-
 from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, arg_str, build_view
-from rea_plugins.binary.core.schema import obj, prop, run
+from rea_plugins.binary.core.schema import binary_tool, obj, prop, run
 from rea_plugins.binary.core.shapes import BinaryLayout
 
 
@@ -19,13 +17,9 @@ def _layout(call: ToolCall) -> Evidence:
     return build_view(complete, {"kind": "summary"})
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     return [
-        _tool(
+        binary_tool(
             name="inspect_binary_layout",
             result_type=(BinaryLayout, AnalysisView),
             description=(

@@ -8,10 +8,7 @@ record, as ``analyze_function`` does.
 
 from __future__ import annotations
 
-import functools
-
 from rea.plugin import (
-    RESULT_TYPES,
     Arguments,
     Evidence,
     JSONObject,
@@ -44,6 +41,7 @@ from rea_plugins.binary.core.schema import (
     every_row,
     evidence,
     obj,
+    operation_tool,
     params_of,
     run,
 )
@@ -202,14 +200,10 @@ def _read_function_instructions(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=result.limitations))
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     return [
-        _tool(
-            name="procedure_assembly",
+        operation_tool(
+            "procedure_assembly",
             description="Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
             "listing names its retained complete record.",
             input_schema=obj(
@@ -224,13 +218,11 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=_procedure_assembly,
-            requires_operations=("procedure_assembly",),
-            result_type=RESULT_TYPES["procedure_assembly"],
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "max_instructions": 50}),
         ),
-        _tool(
-            name="read_function_instructions",
+        operation_tool(
+            "read_function_instructions",
             description="A procedure's instructions by offset and limit, or the instructions before and "
             "after an address; decodes only what it returns.",
             input_schema=obj(
@@ -246,8 +238,6 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_read_function_instructions,
-            requires_operations=("read_function_instructions",),
-            result_type=RESULT_TYPES["read_function_instructions"],
             cli_subject="procedure",
             examples=(
                 {"procedure": "main"},

@@ -25,7 +25,17 @@ from rea.plugin import (
     normalize_address,
 )
 from rea_plugins.binary.core.regions import require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, containing, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    DOCUMENT,
+    check_document,
+    containing,
+    evidence,
+    navigation_tool,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import CursorMove, CursorStep
 from rea_plugins.binary.navigation.cursor import CURSOR, cursor
 
@@ -191,10 +201,6 @@ def _goto(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
 
 
-# Every tool here is the binary family's, in the navigation toolset, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", toolset="navigation", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     from_address = prop(
         "string", "Step from this address instead of the cursor (0x hex).", ["0x401136"], pattern=ADDRESS["pattern"]
@@ -202,7 +208,7 @@ def tools() -> list[ToolDef]:
     needs = ("list_procedures", "resolve_containing_procedure", "read_function_instructions")
     moving = ToolEffects(mutates_session=True, idempotent=False)
     return [
-        _tool(
+        navigation_tool(
             name="goto_address",
             result_type=CursorMove,
             description="Move this connection's cursor to a mapped address; returns it with its procedure.",
@@ -215,7 +221,7 @@ def tools() -> list[ToolDef]:
         ),
         # The two steps, alike but for the way they go: the tool, whether it steps forward, what it does, an example.
         *(
-            _tool(
+            navigation_tool(
                 name=name,
                 result_type=CursorStep,
                 description=description,

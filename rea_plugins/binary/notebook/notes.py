@@ -7,7 +7,6 @@ holds afterwards (read back under its lock) and the new annotation revision.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Literal
 
@@ -35,7 +34,17 @@ from rea.plugin import (
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    ADDRESS_PATTERN,
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    notebook_tool,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import (
     AnnotatedProcedure,
     AnnotationChange,
@@ -292,10 +301,6 @@ def _annotate_function(call: ToolCall) -> Evidence:
     )
 
 
-# Every tool here is the binary family's, in the notebook toolset, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", toolset="notebook", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     optional_address = prop(
         "string", "Address (0x hex); the cursor when omitted.", ["0x401136"], pattern=ADDRESS_PATTERN
@@ -347,7 +352,7 @@ def tools() -> list[ToolDef]:
     )
     return [
         *(
-            _tool(
+            notebook_tool(
                 name=field,
                 result_type=shape,
                 description=f"The analyst's {label.lower()} at an address (or the cursor).",
@@ -359,7 +364,7 @@ def tools() -> list[ToolDef]:
             )
             for field, shape, label, _, _ in comments
         ),
-        _tool(
+        notebook_tool(
             name="list_bookmarks",
             result_type=Bookmarks,
             description="Every bookmark of the open target, by address, with its label and procedure.",
@@ -369,7 +374,7 @@ def tools() -> list[ToolDef]:
             examples=({},),
         ),
         *(
-            _tool(
+            notebook_tool(
                 name=f"set_{field}",
                 result_type=AnnotationChange,
                 description=setter,
@@ -384,7 +389,7 @@ def tools() -> list[ToolDef]:
             )
             for field, _, label, setter, example in comments
         ),
-        _tool(
+        notebook_tool(
             name="set_address_name",
             result_type=AnnotationChange,
             description=(
@@ -398,7 +403,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136", "name": "parse_options"},),
         ),
-        _tool(
+        notebook_tool(
             name="set_addresses_names",
             result_type=NamesChange,
             description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
@@ -408,7 +413,7 @@ def tools() -> list[ToolDef]:
             requires_operations=write_ops,
             examples=({"names": {"0x401136": "parse_options", "0x401200": "usage"}},),
         ),
-        _tool(
+        notebook_tool(
             name="set_bookmark",
             result_type=AnnotationChange,
             description="Bookmark an address, with an optional label (replaces the label of an existing one).",
@@ -428,7 +433,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136"}, {"address": "0x401136", "name": "licence check"}),
         ),
-        _tool(
+        notebook_tool(
             name="unset_bookmark",
             result_type=AnnotationChange,
             description="Remove the bookmark at an address.",
@@ -439,7 +444,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        _tool(
+        notebook_tool(
             name="annotate_native_function",
             result_type=FunctionAnnotation,
             description=(

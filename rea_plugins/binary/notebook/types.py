@@ -10,7 +10,6 @@ they render (angr's decompiler, radare2's ``td``/``afs``), and every provider sh
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import msgspec
@@ -36,7 +35,18 @@ from rea.plugin import (
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import Mapped, Region, require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    DOCUMENT,
+    LIMIT,
+    OFFSET,
+    PROCEDURE,
+    check_document,
+    notebook_tool,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.navigation.image import file_backed
 from rea_plugins.binary.notebook.notes import WRITE, analyst_evidence
 
@@ -367,14 +377,10 @@ def typed_data(call: ToolCall, address: str, where: Mapped) -> TypedData | None:
 # -- tool definitions ------------------------------------------------------------------------------------------
 
 
-# Every tool here is the binary family's, in the notebook toolset, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", toolset="notebook", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     kinds = ["struct", "union", "enum", "typedef"]
     return [
-        _tool(
+        notebook_tool(
             name="declare_c_types",
             result_type=TypesDeclared,
             description=(
@@ -399,7 +405,7 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_segments",),
             examples=({"declarations": "typedef struct opts { int verbose; const char *extensions; } opts_t;"},),
         ),
-        _tool(
+        notebook_tool(
             name="set_function_prototype",
             result_type=PrototypeChange,
             description=(
@@ -425,7 +431,7 @@ def tools() -> list[ToolDef]:
             cli_subject="procedure",
             examples=({"procedure": "0x401136", "prototype": "int apply_opts(struct opts *opts)"},),
         ),
-        _tool(
+        notebook_tool(
             name="set_data_type",
             result_type=DataTypeChange,
             description=(
@@ -454,7 +460,7 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x404040", "type": "struct opts"},),
         ),
-        _tool(
+        notebook_tool(
             name="list_types",
             result_type=TypeList,
             description="Page through the open target's type library: name, kind, size and alignment.",
@@ -470,7 +476,7 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_segments",),
             examples=({}, {"kind": "struct"}),
         ),
-        _tool(
+        notebook_tool(
             name="inspect_type",
             result_type=typelib.TypeLayout,
             description="A C type's size, alignment and member offsets for the target's ABI (or abi).",

@@ -7,7 +7,6 @@ instruction text is each procedure's symbolized rows (``program.program_rows``).
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -36,7 +35,17 @@ from rea.plugin import (
     matcher,
 )
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    DOCUMENT,
+    LIMIT,
+    OFFSET,
+    binary_tool,
+    check_document,
+    evidence,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import (
     ByteHit,
     ByteSearch,
@@ -614,10 +623,6 @@ def _scan_yara(call: ToolCall) -> Evidence:
 # -- tool definitions -------------------------------------------------------------------------------------------
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     scope = prop(
         "string", "segments (mapped file bytes, default) or file (every byte).", ["segments"], enum=["segments", "file"]
@@ -630,7 +635,7 @@ def tools() -> list[ToolDef]:
     page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
     code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
     return [
-        _tool(
+        binary_tool(
             name="search_bytes",
             result_type=ByteSearch,
             description=(
@@ -653,7 +658,7 @@ def tools() -> list[ToolDef]:
             cli_subject="pattern",
             examples=({"pattern": "48 8B ?? ?? E8"},),
         ),
-        _tool(
+        binary_tool(
             name="search_immediates",
             result_type=ConstantSearch,
             description=(
@@ -674,7 +679,7 @@ def tools() -> list[ToolDef]:
             cli_subject="value",
             examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1}),
         ),
-        _tool(
+        binary_tool(
             name="search_instructions",
             result_type=InstructionSearch,
             description=(
@@ -702,7 +707,7 @@ def tools() -> list[ToolDef]:
             cli_subject="pattern",
             examples=({"pattern": "^call .*malloc", "mode": "regex"},),
         ),
-        _tool(
+        binary_tool(
             name="scan_yara",
             result_type=YaraScan,
             description=(

@@ -10,14 +10,13 @@ storing MD5's state), attributed to the procedure holding enough of them.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections import defaultdict
 from typing import Any, Literal
 
 from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, Shape, ToolCall, ToolDef, arg_choice, int_param
 from rea_plugins.binary.core.regions import locate
-from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop
+from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, binary_tool, check_document, evidence, obj, prop
 from rea_plugins.binary.search import program
 from rea_plugins.binary.search.cryptotables import Signature, encodings, signatures
 from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
@@ -388,13 +387,9 @@ def _identify(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=limitations, confidence="derived"))
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     return [
-        _tool(
+        binary_tool(
             name="identify_crypto",
             result_type=CryptoIdentification,
             description=(

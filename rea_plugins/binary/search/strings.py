@@ -10,13 +10,11 @@ unreferenced NUL-delimited runs of that length from data sections.
 
 from __future__ import annotations
 
-import functools
 import re
 
 import msgspec
 
 from rea.plugin import (
-    RESULT_TYPES,
     Arguments,
     Evidence,
     JSONObject,
@@ -41,6 +39,7 @@ from rea_plugins.binary.core.schema import (
     check_document,
     evidence,
     obj,
+    operation_tool,
     params_of,
     run,
 )
@@ -222,26 +221,20 @@ def handle(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=page("strings", items, params, dict), limitations=limitations))
 
 
-# Every tool here is the binary family's, bound to the open target.
-_tool = functools.partial(ToolDef, family="binary", requires_target=True)
-
-
 def tools() -> list[ToolDef]:
     return [
-        _tool(
-            name="list_strings",
+        operation_tool(
+            "list_strings",
             description="Page through strings: address, value, encoding, byte length, truncation, section; address "
             "selects one.",
             input_schema=obj(
                 {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "min_length": MIN_LENGTH, "document": DOCUMENT}
             ),
             handler=handle,
-            requires_operations=("list_strings",),
-            result_type=RESULT_TYPES["list_strings"],
             examples=({}, {"address": "0x402004"}),
         ),
-        _tool(
-            name="search_strings",
+        operation_tool(
+            "search_strings",
             description="Find strings matching a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
@@ -252,8 +245,6 @@ def tools() -> list[ToolDef]:
                 ("pattern",),
             ),
             handler=handle,
-            requires_operations=("search_strings",),
-            result_type=RESULT_TYPES["search_strings"],
             cli_subject="pattern",
             examples=({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True}),
         ),

@@ -26,6 +26,7 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     DOCUMENT,
     PROCEDURE,
+    binary_tool,
     check_document,
     evidence,
     obj,
@@ -786,10 +787,9 @@ def _inspect_api(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="inspect_native_api",
             result_type=ApiSurface,
-            family="binary",
             description=(
                 "The imported API surface, grouped by library and by purpose, with each import's callers. "
                 "Purposes: console and file I/O, memory, strings, process, threads, network, crypto, ...; with "
@@ -812,7 +812,6 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_inspect_api,
-            requires_target=True,
             requires_operations=("list_procedures",),
             examples=({}, {"procedure": "main"}, {"max_operations": 0}),
         )

@@ -30,6 +30,7 @@ from rea_plugins.binary.core.schema import (
     CASE,
     DOCUMENT,
     PROCEDURE,
+    binary_tool,
     check_document,
     every_row,
     evidence,
@@ -593,10 +594,9 @@ DOSSIER_OPS = (
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="binary_overview",
             result_type=BinaryOverview,
-            family="binary",
             description=(
                 "First call after open: format, architecture, entry, segments, exact procedure and "
                 "string counts, notable imports, exports and strings."
@@ -611,14 +611,12 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_overview,
-            requires_target=True,
             requires_operations=OVERVIEW_OPS,
             examples=({}, {"detail": "detailed", "limit": 50}),
         ),
-        ToolDef(
+        binary_tool(
             name="analyze_function",
             result_type=Dossier,
-            family="binary",
             description=(
                 "Function dossier: info, basic blocks and CFG, callers, callees, references, "
                 "referenced strings and names, assembly, and pseudocode where the provider has it. "
@@ -672,16 +670,14 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=_analyze_function,
-            requires_target=True,
             requires_operations=DOSSIER_OPS,
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False}),
         ),
-        ToolDef(
+        binary_tool(
             name="batch_decompile",
             task_support="optional",
             result_type=BatchDecompile,
-            family="binary",
             description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
             input_schema=obj(
                 {
@@ -697,28 +693,24 @@ def tools() -> list[ToolDef]:
                 ("addresses",),
             ),
             handler=_batch_decompile,
-            requires_target=True,
             requires_operations=("procedure_pseudo_code",),
             examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]}),
         ),
-        ToolDef(
+        binary_tool(
             name="find_xrefs_to_name",
             result_type=NameXrefs,
-            family="binary",
             description="Exact name to its addresses and every reference to them (in every open target).",
             input_schema=obj(
                 {"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)}, ("name",)
             ),
             handler=_find_xrefs_to_name,
-            requires_target=True,
             requires_operations=("list_names", "xrefs"),
             cli_subject="name",
             examples=({"name": "puts"}, {"name": "main"}),
         ),
-        ToolDef(
+        binary_tool(
             name="trace_feature",
             result_type=FeatureTrace,
-            family="binary",
             description=("From a string or name to the procedures that use it and their caller paths (bounded)."),
             input_schema=obj(
                 {
@@ -735,7 +727,6 @@ def tools() -> list[ToolDef]:
                 ("query",),
             ),
             handler=_trace_feature,
-            requires_target=True,
             requires_operations=(
                 "search_strings",
                 "search_procedures",

@@ -39,6 +39,7 @@ from rea_plugins.binary.core.schema import (
     ADDRESS_PATTERN,
     DOCUMENT,
     PROCEDURE,
+    binary_tool,
     check_document,
     containing,
     every_row,
@@ -283,9 +284,8 @@ def _call_targets(call: ToolCall) -> Evidence:
 def tools() -> list[ToolDef]:
     site = prop("string", "Only this call or dispatch site (0x hex).", ["0x4010ac"], pattern=ADDRESS_PATTERN)
     return [
-        ToolDef(
+        binary_tool(
             name="inspect_native_instruction",
-            family="binary",
             description=(
                 "One instruction: bytes, mnemonic, operands and procedure; control flow, operand kinds "
                 "and registers where the provider offers inspect_native_instruction (else that facet "
@@ -294,14 +294,12 @@ def tools() -> list[ToolDef]:
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_inspect_instruction,
             result_type=InstructionInspection,
-            requires_target=True,
             requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        ToolDef(
+        binary_tool(
             name="inspect_native_data_type",
-            family="binary",
             description=(
                 "The datum at an address: name, section, a string's type and value; typed data from "
                 "debug info or analysis where the provider offers inspect_native_data_type."
@@ -309,15 +307,13 @@ def tools() -> list[ToolDef]:
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             result_type=types.TypedDataInspection,
             handler=_inspect_data_type,
-            requires_target=True,
             requires_operations=("list_segments", "list_strings"),
             cli_subject="address",
             examples=({"address": "0x402004"},),
         ),
-        ToolDef(
+        binary_tool(
             name="resolve_native_call_targets",
             result_type=CallTargets,
-            family="binary",
             description=(
                 "Call and dispatch sites of a procedure with their targets and provenance (direct, "
                 "import, jump table); indirect sites are resolved where the provider offers "
@@ -325,7 +321,6 @@ def tools() -> list[ToolDef]:
             ),
             input_schema=obj({"procedure": PROCEDURE, "address": site, "document": DOCUMENT}, ("procedure",)),
             handler=_call_targets,
-            requires_target=True,
             requires_operations=("procedure_address", "procedure_callees", "procedure_references"),
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "address": "0x4010ac"}),
