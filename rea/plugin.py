@@ -362,15 +362,10 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "",
         "Call-graph answers over an engine's edges: ``answer``, ``check``, ``edges_of``.",
     ),
-    "unwind": (
-        "rea.operations.unwind",
-        "",
-        "Unwind-table function extents (``.eh_frame`` FDEs, PE ``.pdata``): ``Extents``, ``items``.",
-    ),
-    "Answers": (
-        "rea.operations.answers",
-        "Answers",
-        "Every native operation over one engine's ``Source``; details are cached per procedure.",
+    "held": (
+        "rea.process.held",
+        "held",
+        "What a worker holds once its client set it up, else ``execution_failure`` in every worker's words.",
     ),
     "engine_rows": (
         "rea.operations.engine_rows",
@@ -1642,6 +1637,7 @@ __all__ = [
     "leftovers",
     "limit_exceeded",
     "link_escapes",
+    "held",
     "looks_like_address",
     "loopback_endpoint",
     "matcher",
@@ -1975,6 +1971,7 @@ if TYPE_CHECKING:
     from rea.providers import CloseOutcome as CloseOutcome
     from rea.providers import Feature as Feature
     from rea.providers import OperationResult as OperationResult
+    from rea.process.held import held as held
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport
     from rea.records import JSONObject as JSONObject

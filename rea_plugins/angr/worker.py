@@ -11,7 +11,7 @@ import tempfile
 import time
 from typing import Any
 
-from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject, Reporter, Route, arg_str, held, operation_routes, pinned_copy, serve
 
 # The largest target angr's worker reads from a private copy (larger ones in place, checked before each request).
 PRIVATE_COPY_MAX_BYTES = 512 << 20
@@ -62,13 +62,7 @@ STATE = State()
 
 
 def _loaded() -> Any:
-    if STATE.analysis is None:
-        raise ReaError(
-            "execution_failure",
-            "the angr worker has no loaded target",
-            remediation="Retry: the client loads the target before any query.",
-        )
-    return STATE.analysis
+    return held(STATE.analysis, "angr")
 
 
 # The load request the client sends over the worker protocol: JSON (path, name, sha256, format).

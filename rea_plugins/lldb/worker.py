@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, Route, serve
+from rea.plugin import Reporter, Route, held, serve
 from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS, Abi
 from rea_plugins.lldb.output import Output, read_capped
@@ -372,13 +372,7 @@ STATE = _State()
 
 
 def _observer() -> Observer:
-    if STATE.observer is None:
-        raise ReaError(
-            "execution_failure",
-            "the LLDB worker has no launched program",
-            remediation="Retry: the client launches the program before observing it.",
-        )
-    return STATE.observer
+    return held(STATE.observer, "LLDB", "launched program", "launches the program before observing it")
 
 
 def launch(request: LaunchRequest, reporter: Reporter) -> Launched:

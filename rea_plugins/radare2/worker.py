@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import Any
 
-from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, held, operation_routes, pinned_copy, serve
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -64,13 +64,7 @@ PRIVATE_COPY_MAX_BYTES = 512 << 20
 
 
 def _program() -> Any:
-    if STATE.program is None:
-        raise ReaError(
-            "execution_failure",
-            "the radare2 worker has no loaded target",
-            remediation="Retry: the client loads the target before any query.",
-        )
-    return STATE.program
+    return held(STATE.program, "radare2")
 
 
 # The load request the client sends over the worker protocol: JSON (path, name, sha256, format).
