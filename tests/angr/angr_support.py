@@ -1,15 +1,12 @@
-"""Helpers for the angr provider tests: the C program, expected-fact readers and session helpers."""
+"""Helpers for the angr provider tests: the C program, expected-fact readers and opening it on angr."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
-from rea.context import CallContext
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from tests.engine_lifecycle import open_with
 
 # Expected facts below come from this source: function names, call edges and string literals.
 PROGRAM_C = r"""
@@ -73,27 +70,5 @@ def nm_addresses(path: Path) -> dict[str, int]:
     return table
 
 
-def op(session: Session, operation: str, **params: Any) -> Any:
-    """The normalized result of one operation: through its tool when one is registered, else the provider."""
-    if operation in session.registry.tools:
-        return result_of(session, operation, params)
-    return session.execute(operation, params, CallContext()).normalized
-
-
 def open_angr(session: Session, path: Path) -> None:
-    call_tool(session, "open_binary", {"path": str(path), "provider_id": "angr"})
-
-
-def owned_alive(pid: int) -> bool:
-    """Whether ``pid`` is still a child of this test process (zombies included)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read().decode("ascii", "replace")
-    except OSError:
-        return False
-    return int(stat[stat.rfind(")") + 2 :].split()[1]) == os.getpid()
-
-
-def worker_pid(session: Session) -> int | None:
-    client: Any = session._client
-    return None if client is None else client.worker_pid
+    open_with(session, path, "angr")

@@ -11,9 +11,9 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import result_of
 from tests import toolchains
-from tests.angr.angr_support import PROGRAM_C, open_angr, owned_alive, worker_pid
+from tests.angr.angr_support import PROGRAM_C
+from tests.engine_lifecycle import shared_session
 
 
 def _require_angr() -> None:
@@ -42,12 +42,5 @@ def angr_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def angr_session(rea_registry: Registry, angr_programs: dict[str, Path]) -> Iterator[Session]:
     """One session (so one angr worker) on the non-PIE program, shared by a test module."""
-    session = Session(rea_registry)
-    open_angr(session, angr_programs["nopie"])
-    try:
+    with shared_session(rea_registry, angr_programs["nopie"], "angr") as session:
         yield session
-    finally:
-        pid = worker_pid(session)
-        closed = result_of(session, "close_binary", {})
-        assert closed["cleanup"] == "complete" and closed["closed"] is True
-        assert pid is None or not owned_alive(pid)

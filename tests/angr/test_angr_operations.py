@@ -20,11 +20,9 @@ from tests.angr.angr_support import (
     SOURCE_FUNCTIONS,
     SOURCE_STRINGS,
     nm_addresses,
-    op,
     open_angr,
-    owned_alive,
-    worker_pid,
 )
+from tests.engine_lifecycle import op, owned_alive, worker_pid
 
 
 def _addr(session: Session, name: str) -> str:

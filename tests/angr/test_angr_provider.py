@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from rea.context import CallContext
 from rea.errors import ReaError
 from rea.operations import answers
 from rea.process import WorkerChannel, python_worker_spec
@@ -18,7 +17,7 @@ from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.angr.options import Timeouts, timeouts_from_env
 from rea_plugins.angr.provider import AngrProvider
-from tests.angr.angr_support import worker_pid
+from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load, worker_pid
 from tests.engine_operations import CONTRACT_OPERATIONS
 
 
@@ -128,14 +127,6 @@ def test_paging_and_search_helpers() -> None:
 
 
 def test_worker_module_answers_ping_over_its_pipes() -> None:
-    channel = WorkerChannel(
-        python_worker_spec("rea_plugins.angr.worker", resource="angr-worker", owner="angr"), label="angr"
+    check_worker_answers_ping_and_refuses_queries_before_a_load(
+        WorkerChannel(python_worker_spec("rea_plugins.angr.worker", resource="angr-worker", owner="angr"), label="angr")
     )
-    try:
-        assert channel.request("ping", {}, CallContext(), deadline_s=60).result() == {"pid": channel.pid}
-        # Before a target is loaded every analysis request fails with a typed error, not a crash.
-        with pytest.raises(ReaError) as info:
-            channel.request("procedure_info", {"procedure": "main"}, CallContext(), deadline_s=60)
-        assert info.value.code == "execution_failure"
-    finally:
-        assert channel.close().remaining == ()

@@ -8,7 +8,7 @@ import importlib.util
 import pytest
 
 from rea.registry import Registry
-from tests.native.stub_checks import check_own_stub, check_paths_from_main, check_printf_callers, opened
+from tests.native.stub_checks import check_on, check_own_stub, check_paths_from_main, check_printf_callers
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("angr") is None, reason="angr is not installed (pip install 'rea[angr]')"
@@ -17,17 +17,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])
 def test_printf_callers_and_paths_from_main(rea_registry: Registry, fixture_id: str) -> None:
-    session = opened(rea_registry, fixture_id, "angr")
-    try:
-        check_printf_callers(session)
-        check_paths_from_main(session)
-    finally:
-        session.close()
+    check_on(rea_registry, fixture_id, "angr", check_printf_callers, check_paths_from_main)
 
 
 def test_a_library_s_own_stub_is_named_and_a_hop(rea_registry: Registry) -> None:
-    session = opened(rea_registry, "selfcall-so", "angr")
-    try:
-        check_own_stub(session)
-    finally:
-        session.close()
+    check_on(rea_registry, "selfcall-so", "angr", check_own_stub)

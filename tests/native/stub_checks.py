@@ -3,6 +3,7 @@ native, radare2 and angr tests: every provider must give the same answers on the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rea.registry import Registry
@@ -15,6 +16,16 @@ def opened(registry: Registry, fixture_id: str, provider: str) -> Session:
     session = Session(registry)
     result_of(session, "open_binary", {"path": fx.build(fixture_id), "provider_id": provider})
     return session
+
+
+def check_on(registry: Registry, fixture_id: str, provider: str, *checks: Callable[[Session], None]) -> None:
+    """Opens ``fixture_id`` on ``provider`` and runs each check on that one session."""
+    session = opened(registry, fixture_id, provider)
+    try:
+        for check in checks:
+            check(session)
+    finally:
+        session.close()
 
 
 def _code_sections(session: Session) -> list[tuple[int, int]]:

@@ -10,16 +10,12 @@ import pytest
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from tests.native.stub_checks import check_paths_from_main, opened
+from tests.native.stub_checks import check_on, check_paths_from_main
 
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])
 def test_paths_from_main_on_a_pie(rea_registry: Registry, fixture_id: str) -> None:
-    session = opened(rea_registry, fixture_id, "native")
-    try:
-        check_paths_from_main(session)
-    finally:
-        session.close()
+    check_on(rea_registry, fixture_id, "native", check_paths_from_main)
 
 
 def test_paths_from_main_of_the_hosts_stripped_ls(rea_registry: Registry) -> None:

@@ -6,21 +6,13 @@ from __future__ import annotations
 import pytest
 
 from rea.registry import Registry
-from tests.native.stub_checks import check_own_stub, check_printf_callers, opened
+from tests.native.stub_checks import check_on, check_own_stub, check_printf_callers
 
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])
 def test_printf_callers_are_the_real_call_sites(rea_registry: Registry, fixture_id: str) -> None:
-    session = opened(rea_registry, fixture_id, "native")
-    try:
-        check_printf_callers(session)
-    finally:
-        session.close()
+    check_on(rea_registry, fixture_id, "native", check_printf_callers)
 
 
 def test_a_library_s_own_stub_is_a_hop(rea_registry: Registry) -> None:
-    session = opened(rea_registry, "selfcall-so", "native")
-    try:
-        check_own_stub(session)
-    finally:
-        session.close()
+    check_on(rea_registry, "selfcall-so", "native", check_own_stub)

@@ -9,10 +9,9 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
 from rea_plugins.radare2.options import library_dir
+from tests.engine_lifecycle import shared_session
 from tests.fixtures.native.native_fixtures import native_fixtures
-from tests.radare2.r2_support import owned_alive, worker_pid
 
 __all__ = ["native_fixtures"]
 
@@ -26,12 +25,5 @@ def require_radare2() -> None:
 def r2_session(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
     """One session (so one radare2 worker) on the symbolized x86-64 ELF fixture, shared by a test module."""
     require_radare2()
-    session = Session(rea_registry)
-    call_tool(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "radare2"})
-    try:
+    with shared_session(rea_registry, native_fixtures.get("elf-x64").path, "radare2") as session:
         yield session
-    finally:
-        pid = worker_pid(session)
-        closed = result_of(session, "close_binary", {})
-        assert closed["cleanup"] == "complete" and closed["closed"] is True
-        assert pid is None or not owned_alive(pid)

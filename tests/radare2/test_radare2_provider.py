@@ -13,7 +13,6 @@ import pytest
 
 from rea.cli.main import main as cli_main
 from rea.config import load_settings
-from rea.context import CallContext
 from rea.errors import ReaError
 from rea.process import WorkerChannel, python_worker_spec
 from rea.registry import Registry
@@ -21,9 +20,9 @@ from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.radare2 import options
 from rea_plugins.radare2.provider import Radare2Provider
+from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load, worker_pid
 from tests.engine_operations import CONTRACT_OPERATIONS
 from tests.radare2.conftest import require_radare2
-from tests.radare2.r2_support import worker_pid
 
 SETTINGS = (
     "REA_RADARE2_ANALYSIS",
@@ -200,16 +199,11 @@ def test_worker_module_answers_ping_and_refuses_queries_before_a_load() -> None:
     require_radare2()
     libdir = options.library_dir()
     assert libdir is not None
-    channel = WorkerChannel(
-        python_worker_spec(
-            "rea_plugins.radare2.worker", resource="radare2-worker", owner="radare2", args=("--libr", libdir)
-        ),
-        label="radare2",
+    check_worker_answers_ping_and_refuses_queries_before_a_load(
+        WorkerChannel(
+            python_worker_spec(
+                "rea_plugins.radare2.worker", resource="radare2-worker", owner="radare2", args=("--libr", libdir)
+            ),
+            label="radare2",
+        )
     )
-    try:
-        assert channel.request("ping", {}, CallContext(), deadline_s=60).result() == {"pid": channel.pid}
-        with pytest.raises(ReaError) as info:
-            channel.request("procedure_info", {"procedure": "main"}, CallContext(), deadline_s=60)
-        assert info.value.code == "execution_failure"
-    finally:
-        assert channel.close().remaining == ()

@@ -12,8 +12,9 @@ import pytest
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from tests.engine_lifecycle import op
 from tests.fixtures.native.native_fixtures import FixtureSet
-from tests.radare2.r2_support import op, open_r2
+from tests.radare2.r2_support import open_r2
 from tests.realcode import builds
 
 

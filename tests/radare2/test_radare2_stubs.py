@@ -7,24 +7,15 @@ import pytest
 
 from rea.registry import Registry
 from rea_plugins.radare2.options import library_dir
-from tests.native.stub_checks import check_own_stub, check_paths_from_main, check_printf_callers, opened
+from tests.native.stub_checks import check_on, check_own_stub, check_paths_from_main, check_printf_callers
 
 pytestmark = pytest.mark.skipif(library_dir() is None, reason="radare2 is not installed (pip install 'rea[radare2]')")
 
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])
 def test_printf_callers_and_paths_from_main(rea_registry: Registry, fixture_id: str) -> None:
-    session = opened(rea_registry, fixture_id, "radare2")
-    try:
-        check_printf_callers(session)
-        check_paths_from_main(session)
-    finally:
-        session.close()
+    check_on(rea_registry, fixture_id, "radare2", check_printf_callers, check_paths_from_main)
 
 
 def test_a_library_s_own_stub_is_named_and_a_hop(rea_registry: Registry) -> None:
-    session = opened(rea_registry, "selfcall-so", "radare2")
-    try:
-        check_own_stub(session)
-    finally:
-        session.close()
+    check_on(rea_registry, "selfcall-so", "radare2", check_own_stub)

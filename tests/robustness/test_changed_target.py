@@ -17,8 +17,8 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from tests.engine_lifecycle import op, owned_alive, worker_pid
 from tests.radare2.conftest import require_radare2
-from tests.radare2.r2_support import op, owned_alive, worker_pid
 
 
 @pytest.fixture
