@@ -8,6 +8,7 @@ from rea_plugins.binary.core.schema import (
     ADDRESS_PATTERN,
     DOCUMENT,
     PROCEDURE,
+    binary_tool,
     check_document,
     evidence,
     obj,
@@ -28,10 +29,9 @@ def _data_flow(call: ToolCall) -> Evidence:
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        binary_tool(
             name="procedure_data_flow",
             result_type=DataFlow,
-            family="binary",
             description="Where one call's argument comes from inside a function: the decompiler's p-code ops that "
             "compute it (backward over its SSA, bounded) and the constants, strings, data and inputs it starts from.",
             input_schema=obj(
@@ -52,7 +52,6 @@ def tools() -> list[ToolDef]:
                 ("procedure", "site"),
             ),
             handler=_data_flow,
-            requires_target=True,
             requires_operations=(OPERATION,),
             cli_subject="procedure",
             examples=(
