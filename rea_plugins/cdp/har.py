@@ -15,10 +15,10 @@ import urllib.parse
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError, read_regular
+from rea.plugin import CallContext, ReaError, origin_of, read_regular
 from rea_plugins.cdp.model import Initiator, NetworkRequest
 from rea_plugins.cdp.pagemodel import CaptureSource, NetworkCapture, page_of
-from rea_plugins.cdp.urls import origin_of, sanitize
+from rea_plugins.cdp.urls import sanitize
 
 SCHEMA_VERSION = 1
 MAX_CAPTURE_BYTES = 256 << 20

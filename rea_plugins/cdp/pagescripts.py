@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools, read_regular, sourcemap
+from rea.plugin import CallContext, JSONObject, ReaError, devtools, origin_of, read_regular, sourcemap
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pagemodel import OriginalLocation
 from rea_plugins.cdp.targets import attached, file_page_target, page_target
-from rea_plugins.cdp.urls import origin_of, sanitize
+from rea_plugins.cdp.urls import sanitize
 
 MAX_SOURCE_LINE = 240
 IO_CHUNK = 1 << 20

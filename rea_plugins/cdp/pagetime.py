@@ -12,13 +12,13 @@ import bisect
 import threading
 import time
 
-from rea.plugin import CallContext, JSONObject
+from rea.plugin import CallContext, JSONObject, origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagemodel import ListenerNode, Page, page_of
 from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
-from rea_plugins.cdp.urls import origin_of, sanitize
+from rea_plugins.cdp.urls import sanitize
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 240

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, now_iso
+from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, now_iso, origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import png
 from rea_plugins.cdp.model import (
@@ -52,7 +52,6 @@ from rea_plugins.cdp.model import (
     completeness,
 )
 from rea_plugins.cdp.targets import attached, page_target, version
-from rea_plugins.cdp.urls import origin_of
 
 MAX_CONSOLE_TEXT = 2048
 MAX_SCRIPT_SOURCES = 500

@@ -32,6 +32,7 @@ from rea.plugin import (
     arg_object,
     arg_objects,
     arg_str,
+    origin_of,
 )
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import scenario_request as sreq
@@ -59,7 +60,7 @@ from rea_plugins.cdp.model import (
 )
 from rea_plugins.cdp.passive import console_text, grab_png, png_artifact
 from rea_plugins.cdp.targets import attach, target_infos
-from rea_plugins.cdp.urls import in_scope, origin_of, sanitize
+from rea_plugins.cdp.urls import in_scope, sanitize
 
 VERSION = "0.1.0"
 MAX_EVENT_TEXT = 4096

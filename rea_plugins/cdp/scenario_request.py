@@ -27,8 +27,9 @@ from rea.plugin import (
     invalid_request,
     issue,
     open_regular,
+    origin_of,
 )
-from rea_plugins.cdp.urls import allowed_origins, origin_of, parse_endpoint, parse_origin
+from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, parse_origin
 
 START_STEP = "scenario_start"
 DEFAULT_CAPTURE = {

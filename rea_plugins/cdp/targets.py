@@ -6,10 +6,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools
+from rea.plugin import CallContext, JSONObject, ReaError, devtools, origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, Excluded, TargetList
-from rea_plugins.cdp.urls import origin_of
 
 
 def _text(info: JSONObject, key: str) -> str:

@@ -6,7 +6,7 @@ import urllib.parse
 
 import msgspec
 
-from rea.plugin import Arguments, arg_str, arg_strs, invalid_request, issue, loopback_endpoint
+from rea.plugin import Arguments, arg_str, arg_strs, invalid_request, issue, loopback_endpoint, origin_of
 
 ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
 ORIGIN_PATTERN = r"^https?://[^/?#@\s*]+$"
@@ -21,31 +21,6 @@ class SanitizedUrl(msgspec.Struct, frozen=True, kw_only=True):
     origin: str | None
     query_parameter_names: list[str]
     redacted: bool
-
-
-def _host(parts: urllib.parse.SplitResult) -> str | None:
-    try:
-        host = parts.hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    return f"[{host}]" if ":" in host else host
-
-
-def origin_of(url: str) -> str | None:
-    """``scheme://host[:port]`` of an http(s) URL (default ports omitted), None for anything else."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = _host(parts)
-    if scheme not in DEFAULT_PORTS or host is None:
-        return None
-    suffix = "" if port is None or port == DEFAULT_PORTS[scheme] else f":{port}"
-    return f"{scheme}://{host}{suffix}"
 
 
 def parse_origin(value: str) -> str | None:

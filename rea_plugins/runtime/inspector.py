@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools, invalid_request, issue
+from rea.plugin import CallContext, JSONObject, ReaError, devtools, invalid_request, issue, origin_of
 from rea_plugins.runtime.model import (
     ExecutionContext,
     ParsedScript,
@@ -64,24 +63,11 @@ file_path = devtools.file_path
 _inside = devtools.inside
 
 
-def _origin(url: str) -> str | None:
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    default = {"http": 80, "https": 443}[parts.scheme]
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return f"{parts.scheme}://{host}" + ("" if port in (None, default) else f":{port}")
-
-
 def allowed_origins(values: list[str] | None) -> list[str]:
     out: set[str] = set()
     problems = []
     for i, value in enumerate(values or []):
-        origin = _origin(value)
+        origin = origin_of(value)
         if origin is None or origin != value.rstrip("/"):
             problems.append(issue(f"allowed_origins/{i}", "invalid_value", "expected one exact http(s) origin"))
         else:
@@ -100,7 +86,7 @@ def scope_of(url: str, roots: list[str], origins: list[str]) -> tuple[ScriptScop
         if not roots or _inside(path, roots):
             return "application", path
         return "outside-scope", None
-    origin = _origin(url)
+    origin = origin_of(url)
     if origin is not None and (not origins or origin in origins):
         return "application", None
     if origin is None and "://" not in url:
@@ -144,7 +130,7 @@ def _classify(info: JSONObject, roots: list[str], origins: list[str]) -> tuple[s
     path = file_path(url)
     if path is not None:
         return ("listed" if not roots or _inside(path, roots) else "outside_file_roots"), path
-    origin = _origin(url)
+    origin = origin_of(url)
     if origin is not None:
         return ("listed" if not origins or origin in origins else "disallowed_origin"), None
     return "unsupported_url", None
