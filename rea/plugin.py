@@ -362,6 +362,16 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "",
         "Call-graph answers over an engine's edges: ``answer``, ``check``, ``edges_of``.",
     ),
+    "unwind": (
+        "rea.operations.unwind",
+        "",
+        "Unwind-table function extents (``.eh_frame`` FDEs, PE ``.pdata``): ``Extents``, ``items``.",
+    ),
+    "Answers": (
+        "rea.operations.answers",
+        "Answers",
+        "Every native operation over one engine's ``Source``; details are cached per procedure.",
+    ),
     "held": (
         "rea.process.held",
         "held",
@@ -1101,11 +1111,6 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "loopback_endpoint",
         "The loopback endpoint a value names; anything else is refused.",
     ),
-    "origin_of": (
-        "rea.origins",
-        "origin_of",
-        "``scheme://host[:port]`` of an http(s) URL (default ports omitted), None for anything else.",
-    ),
     "as_object": (
         "rea.evidence",
         "as_object",
@@ -1427,6 +1432,8 @@ __all__ = [
     "SEVERITY_ORDER",
     "TOOLSET_ALIASES",
     "UNKNOWN_ID",
+    "AddressedName",
+    "AddressedString",
     "AnalysisCache",
     "AnalysisClient",
     "AnalysisProfile",
@@ -1442,8 +1449,6 @@ __all__ = [
     "Block",
     "CacheKey",
     "CallContext",
-    "AddressedName",
-    "AddressedString",
     "CallSite",
     "CalleeItem",
     "CalleeRow",
@@ -1454,6 +1459,7 @@ __all__ = [
     "CommandFailed",
     "Confidence",
     "ContainingProcedure",
+    "DataFlow",
     "DataInspection",
     "DataType",
     "DeclaredIntegrity",
@@ -1465,13 +1471,15 @@ __all__ = [
     "EntryKind",
     "EntryRead",
     "Evidence",
+    "ExportRow",
     "Extents",
     "Feature",
+    "FlowStep",
     "GoModule",
     "GoSetting",
-    "DataFlow",
     "Graph",
     "Histories",
+    "ImportRow",
     "IndexingCode",
     "Instruction",
     "InstructionInspection",
@@ -1481,15 +1489,12 @@ __all__ = [
     "IssueReason",
     "JSONObject",
     "JSONValue",
-    "ExportRow",
     "Limits",
     "Name",
-    "FlowStep",
     "NameItem",
     "NameKind",
     "Node",
     "Note",
-    "ImportRow",
     "Notebook",
     "ObjCClass",
     "OpenTarget",
@@ -1525,6 +1530,7 @@ __all__ = [
     "ReferenceKind",
     "ReferenceRow",
     "ReferenceRows",
+    "RegionRow",
     "Registry",
     "Relationship",
     "Reporter",
@@ -1540,7 +1546,6 @@ __all__ = [
     "ScenarioDriver",
     "ScenarioDriverDescriptor",
     "Segment",
-    "RegionRow",
     "SegmentItem",
     "SegmentKind",
     "SentReferenceItem",
@@ -1616,6 +1621,7 @@ __all__ = [
     "die_with_parent",
     "distribution_version",
     "elf_relocations",
+    "engine_rows",
     "evidence",
     "evidence_input",
     "fde_ranges",
@@ -1626,13 +1632,13 @@ __all__ = [
     "frames",
     "golang",
     "hash_instructions",
+    "held",
     "hexa",
     "hookimpl",
     "identify",
     "implementation_names",
     "int_param",
     "integer_setting",
-    "engine_rows",
     "invalid_request",
     "invoke",
     "is_missing",
@@ -1642,7 +1648,6 @@ __all__ = [
     "leftovers",
     "limit_exceeded",
     "link_escapes",
-    "held",
     "looks_like_address",
     "loopback_endpoint",
     "matcher",
@@ -1663,7 +1668,6 @@ __all__ = [
     "open_beneath",
     "open_regular",
     "operation_routes",
-    "origin_of",
     "page",
     "page_fields",
     "page_of",
@@ -1729,6 +1733,7 @@ if TYPE_CHECKING:
     import rea.evidence as evidence
     import rea.operations.answers as answers
     import rea.operations.callgraph as callgraph
+    import rea.operations.engine_rows as engine_rows
     import rea.operations.golang as golang
     import rea.operations.objc as objc
     import rea.operations.unwind as unwind
@@ -1747,7 +1752,6 @@ if TYPE_CHECKING:
     from rea.annotations import LIMITS as LIMITS
     from rea.annotations import MAX_TYPE_DECLARATION as MAX_TYPE_DECLARATION
     from rea.annotations import Note as Note
-    import rea.operations.engine_rows as engine_rows
     from rea.annotations import Notebook as Notebook
     from rea.annotations import TypeEntry as TypeEntry
     from rea.annotations import check_field as check_field
@@ -1862,6 +1866,13 @@ if TYPE_CHECKING:
     from rea.operations.answers import paging as paging
     from rea.operations.answers import parse_address as parse_address
     from rea.operations.answers import whole_program_paging as whole_program_paging
+    from rea.operations.engine_rows import AddressedName as AddressedName
+    from rea.operations.engine_rows import AddressedString as AddressedString
+    from rea.operations.engine_rows import DataFlow as DataFlow
+    from rea.operations.engine_rows import ExportRow as ExportRow
+    from rea.operations.engine_rows import FlowStep as FlowStep
+    from rea.operations.engine_rows import ImportRow as ImportRow
+    from rea.operations.engine_rows import RegionRow as RegionRow
     from rea.operations.golang import GoModule as GoModule
     from rea.operations.golang import GoSetting as GoSetting
     from rea.operations.objc import Category as Category
@@ -1882,13 +1893,6 @@ if TYPE_CHECKING:
     from rea.operations.records import Procedure as Procedure
     from rea.operations.records import Reference as Reference
     from rea.operations.records import Segment as Segment
-    from rea.operations.engine_rows import AddressedName as AddressedName
-    from rea.operations.engine_rows import AddressedString as AddressedString
-    from rea.operations.engine_rows import DataFlow as DataFlow
-    from rea.operations.engine_rows import ExportRow as ExportRow
-    from rea.operations.engine_rows import FlowStep as FlowStep
-    from rea.operations.engine_rows import ImportRow as ImportRow
-    from rea.operations.engine_rows import RegionRow as RegionRow
     from rea.operations.records import Snapshot as Snapshot
     from rea.operations.records import SnapshotSource as SnapshotSource
     from rea.operations.records import Source as Source
@@ -1946,7 +1950,6 @@ if TYPE_CHECKING:
     from rea.operations.shapes import decode as decode
     from rea.operations.unwind import Extents as Extents
     from rea.operations.unwind import fde_ranges as fde_ranges
-    from rea.origins import origin_of as origin_of
     from rea.presentation import COMPLETE as COMPLETE
     from rea.presentation import PROVENANCE_URI as PROVENANCE_URI
     from rea.presentation import binding_report as binding_report
@@ -1961,6 +1964,7 @@ if TYPE_CHECKING:
     from rea.process import python_worker_spec as python_worker_spec
     from rea.process import status_details as status_details
     from rea.process.channel import memory_exhausted as memory_exhausted
+    from rea.process.held import held as held
     from rea.process.launch import die_with_parent as die_with_parent
     from rea.process.owned import now_iso as now_iso
     from rea.process.owned import signal_if as signal_if
@@ -1978,7 +1982,6 @@ if TYPE_CHECKING:
     from rea.providers import CloseOutcome as CloseOutcome
     from rea.providers import Feature as Feature
     from rea.providers import OperationResult as OperationResult
-    from rea.process.held import held as held
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport
     from rea.records import JSONObject as JSONObject
