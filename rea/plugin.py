@@ -1111,6 +1111,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "loopback_endpoint",
         "The loopback endpoint a value names; anything else is refused.",
     ),
+    "origin_of": (
+        "rea.origins",
+        "origin_of",
+        "``scheme://host[:port]`` of an http(s) URL (default ports omitted), None for anything else.",
+    ),
     "as_object": (
         "rea.evidence",
         "as_object",
@@ -1668,6 +1673,7 @@ __all__ = [
     "open_beneath",
     "open_regular",
     "operation_routes",
+    "origin_of",
     "page",
     "page_fields",
     "page_of",
@@ -1950,6 +1956,7 @@ if TYPE_CHECKING:
     from rea.operations.shapes import decode as decode
     from rea.operations.unwind import Extents as Extents
     from rea.operations.unwind import fde_ranges as fde_ranges
+    from rea.origins import origin_of as origin_of
     from rea.presentation import COMPLETE as COMPLETE
     from rea.presentation import PROVENANCE_URI as PROVENANCE_URI
     from rea.presentation import binding_report as binding_report
