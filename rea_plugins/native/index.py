@@ -599,29 +599,20 @@ class Analysis:
                     src.extend((a, a))
                     dst.extend((slot, local[slot][1]))
                     kinds.extend((_READ, kind))
-                elif cls == JUMP:
-                    table = table_targets(extra, start, end) if slot is None else None
-                    if table:
-                        for t in dict.fromkeys(table):
-                            add_src(a)
-                            add_dst(t)
-                            add_kind(_COMPUTED)
-                    else:
-                        if slot is not None and mapped(slot):
-                            add_src(a)
-                            add_dst(slot)
-                            add_kind(_READ)
+                elif cls == JUMP and slot is None and (table := table_targets(extra, start, end)):
+                    for t in dict.fromkeys(table):
                         add_src(a)
-                        add_dst(-1)
+                        add_dst(t)
                         add_kind(_COMPUTED)
                 else:
+                    # A target known only at run time: the mapped slot it is read from, then the unknown target.
                     if slot is not None and mapped(slot):
                         add_src(a)
                         add_dst(slot)
                         add_kind(_READ)
                     add_src(a)
                     add_dst(-1)
-                    add_kind(_INDIRECT)
+                    add_kind(_COMPUTED if cls == JUMP else _INDIRECT)
             if extra is not None:
                 for addr, kind_name in extra.data:
                     add_src(a)
