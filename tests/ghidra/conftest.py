@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
+from tests.fake_engines import closing_session, running, wrapper
 from tests.fixtures.native.native_fixtures import native_fixtures
 from tests.ghidra import recorder
 
@@ -21,20 +20,7 @@ FAKE = Path(__file__).resolve().parent / "fake_engine.py"
 
 def fake_processes() -> list[int]:
     """Live processes running the fake engine (read from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(FAKE).encode() in argv and state != b"Z":
-            found.append(int(entry))
-    return found
+    return running(FAKE)
 
 
 @pytest.fixture(scope="session")
@@ -52,9 +38,7 @@ def recorded_model(rea_registry: Registry, program: str, tmp_path_factory: pytes
 def fake_worker(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An executable wrapper running the fake engine with this interpreter (REA_GHIDRA_TEST_WORKER's value)."""
     path = tmp_path_factory.mktemp("ghidra-fake") / "fake-ghidra-worker"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    path.chmod(0o755)
-    return path
+    return wrapper(path, FAKE)
 
 
 @pytest.fixture
@@ -70,8 +54,5 @@ def fake_env(monkeypatch: pytest.MonkeyPatch, fake_worker: Path, recorded_model:
 @pytest.fixture
 def session(fake_env: pytest.MonkeyPatch, rea_registry: Registry) -> Iterator[Session]:
     """A session with the fake engine selectable; closed before fake_env checks that no fake outlived it."""
-    s = Session(rea_registry)
-    try:
+    with closing_session(rea_registry) as s:
         yield s
-    finally:
-        s.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from tests.fake_engines import query_while_the_fake_starts
 from tests.fixtures.native import native_fixtures as nf
 from tests.ghidra.conftest import fake_processes
 
@@ -98,19 +97,9 @@ def test_cancel_during_startup_then_close_reopen_and_retry(
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "slow:30")
     _open(session, program)
     signal = CancelSignal()
-    seen: list[BaseException] = []
-
-    def query() -> None:
-        try:
-            call_tool(session, "list_procedures", {}, CallContext(signal))
-        except BaseException as exc:
-            seen.append(exc)
-
-    thread = threading.Thread(target=query)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not fake_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    thread, seen = query_while_the_fake_starts(
+        lambda: call_tool(session, "list_procedures", {}, CallContext(signal)), fake_processes
+    )
     assert fake_processes(), "the first query did not start the worker"
     signal.cancel()
     thread.join(30)
@@ -128,19 +117,7 @@ def test_close_during_startup_drains_the_query_and_stops_the_worker(
 ) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "silent")
     _open(session, program)
-    seen: list[BaseException] = []
-
-    def query() -> None:
-        try:
-            result_of(session, "binary_overview")
-        except BaseException as exc:
-            seen.append(exc)
-
-    thread = threading.Thread(target=query)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not fake_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    thread, seen = query_while_the_fake_starts(lambda: result_of(session, "binary_overview"), fake_processes)
     assert result_of(session, "close_binary")["cleanup"] == "complete"
     thread.join(30)
     assert isinstance(seen[0], ReaError) and seen[0].code in ("cancelled", "target_unavailable")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
+from tests.fake_engines import closing_session, running, wrapper
 from tests.fixtures.native.native_fixtures import native_fixtures
 
 __all__ = ["native_fixtures"]
@@ -21,20 +20,7 @@ FAKE = HERE / "fake_hopper.py"
 
 def fake_processes() -> list[int]:
     """Live processes running the fake launcher (read from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(FAKE).encode() in argv and state != b"Z":
-            found.append(int(entry))
-    return found
+    return running(FAKE)
 
 
 @pytest.fixture(scope="session")
@@ -45,9 +31,7 @@ def target(native_fixtures: object) -> str:
 @pytest.fixture(scope="session")
 def fake_launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("hopper-fake") / "hopper"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    path.chmod(0o755)
-    return path
+    return wrapper(path, FAKE)
 
 
 @pytest.fixture
@@ -62,8 +46,5 @@ def hopper_env(monkeypatch: pytest.MonkeyPatch, fake_launcher: Path) -> Iterator
 
 @pytest.fixture
 def session(hopper_env: pytest.MonkeyPatch, rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    try:
+    with closing_session(rea_registry) as s:
         yield s
-    finally:
-        s.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 from typing import Any
 
@@ -14,6 +13,7 @@ from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from tests.fake_engines import query_while_the_fake_starts
 from tests.hopper.conftest import fake_processes
 
 
@@ -156,19 +156,9 @@ def test_cancel_during_startup_then_retry(session: Session, target: str, hopper_
     hopper_env.setenv("REA_HOPPER_TEST_MODE", "slow:30")
     _open(session, target)
     signal_ = CancelSignal()
-    seen: list[BaseException] = []
-
-    def query() -> None:
-        try:
-            call_tool(session, "list_procedures", {}, CallContext(signal_))
-        except BaseException as exc:
-            seen.append(exc)
-
-    thread = threading.Thread(target=query)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not fake_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    thread, seen = query_while_the_fake_starts(
+        lambda: call_tool(session, "list_procedures", {}, CallContext(signal_)), fake_processes
+    )
     time.sleep(0.5)
     signal_.cancel()
     thread.join(30)
