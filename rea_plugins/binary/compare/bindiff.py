@@ -46,7 +46,7 @@ from rea.plugin import (
 from rea_plugins.binary.compare import similarity
 from rea_plugins.binary.core.operands import numbers
 from rea_plugins.binary.core.schema import IDENTITY, LIMIT, OFFSET, binary_tool, obj, prop
-from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
+from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow, paging_of
 
 PAGE = 1000
 # Instructions of one procedure compared for similarity (a longer one is compared on its first ones).
@@ -586,10 +586,7 @@ def _compare_binaries(call: ToolCall) -> Evidence:
         right=_described(right_id, right_sha, rside),
         counts=counts,
         items=page.items,
-        offset=page.offset,
-        limit=page.limit,
-        total=page.total,
-        next_offset=page.next_offset,
+        **paging_of(page),
         complete=bound is None,
         bound=bound,
         min_similarity=minimum,

@@ -22,7 +22,7 @@ from rea.plugin import (
 from rea_plugins.binary.compare.bindiff import bounds_of, page_asked, read_bounds, read_side
 from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
 from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, binary_tool, obj, prop, run
-from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
+from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions, paging_of
 
 # -- find_similar_functions ---------------------------------------------------------------------------------------
 
@@ -79,10 +79,7 @@ def _find_similar_functions(call: ToolCall) -> Evidence:
         targets=len(sides),
         compared=compared,
         items=page.items,
-        offset=page.offset,
-        limit=page.limit,
-        total=page.total,
-        next_offset=page.next_offset,
+        **paging_of(page),
         complete=not partial,
     )
     limitations = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Final
 
 from rea.plugin import (
     RESULT_TYPES,
@@ -74,6 +75,9 @@ SPLIT_OPERANDS = prop("boolean", "Add mnemonic and operands to each row (default
 WINDOW = prop(
     "integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0, maximum=200
 )
+# A listing's detail: lean positional rows (a legend says their layout) or the complete objects.
+LEAN: Final = "lean"
+COMPLETE: Final = "complete"
 # A search's request: what to find, how, and the page (search_procedures, search_strings).
 SEARCH: JSONObject = {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET, "limit": LIMIT}
 MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
@@ -81,6 +85,11 @@ MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minim
 
 def obj(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+# The input of a tool about one address, or one procedure, of the open document.
+ADDRESS_INPUT = obj({"address": ADDRESS, "document": DOCUMENT}, ("address",))
+PROCEDURE_INPUT = obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",))
 
 
 def check_document(call: ToolCall) -> None:

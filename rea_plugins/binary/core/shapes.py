@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import msgspec
 
@@ -15,6 +15,7 @@ from rea.plugin import (
     JSONObject,
     JSONValue,
     Page,
+    Paged,
     Picture,
     ProcedureInfo,
     ProcedureItem,
@@ -30,6 +31,20 @@ from rea.plugin import (
     runtime_observations,
     typelib,
 )
+
+
+class PageFields(TypedDict):
+    """The paging fields of a page, to build a paged shape from (``**paging_of(page)``)."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+
+
+def paging_of(page: Paged | Page) -> PageFields:
+    """Where ``page`` lies: its offset, limit, total and next offset."""
+    return PageFields(offset=page.offset, limit=page.limit, total=page.total, next_offset=page.next_offset)
 
 
 class CurrentDocument(Shape):

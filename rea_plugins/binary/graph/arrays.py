@@ -16,11 +16,9 @@ import msgspec
 from rea.plugin import Evidence, IndexingCode, Record, ToolCall, ToolDef
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    DOCUMENT,
+    ADDRESS_INPUT,
     check_document,
     evidence,
-    obj,
     operation_tool,
     params_of,
     run,
@@ -167,7 +165,7 @@ def tools() -> list[ToolDef]:
             "xrefs",
             description="References to an address (call, jump, data, read, write, indirect, computed, external); "
             "through_arrays: code indexing a pointer array that holds it.",
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=handle_xrefs,
             cli_subject="address",
             examples=({"address": "0x402004"},),

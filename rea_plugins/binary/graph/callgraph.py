@@ -8,7 +8,7 @@ back to the open programs that import it (backward): such an edge names the othe
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -35,13 +35,11 @@ from rea.plugin import (
     requested,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import PROCEDURE, binary_tool, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy
+from rea_plugins.binary.core.schema import COMPLETE, LEAN, PROCEDURE, binary_tool, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy, paging_of
 from rea_plugins.binary.graph.crossbinary import Across, Neighbour, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
-LEAN: Final = "lean"
-COMPLETE: Final = "complete"
 # The whole program's pages: lean rows by default (about 35 bytes an edge), the complete edges on request.
 DETAIL = prop(
     "string",
@@ -105,10 +103,7 @@ def lean_call_graph(page: Any) -> ProgramCallGraphRows:
         if e.callee is not None and e.callee_name and e.callee not in full.names and not _made(e.callee, e.callee_name):
             names[e.callee] = e.callee_name
     return ProgramCallGraphRows(
-        offset=full.offset,
-        limit=full.limit,
-        total=full.total,
-        next_offset=full.next_offset,
+        **paging_of(full),
         legend=CALL_GRAPH_LEGEND,
         procedures=full.procedures,
         callees=callees,

@@ -24,11 +24,9 @@ from rea.plugin import (
     ToolDef,
 )
 from rea_plugins.binary.core.schema import (
-    DOCUMENT,
-    PROCEDURE,
+    PROCEDURE_INPUT,
     check_document,
     evidence,
-    obj,
     objects_in,
     operation_tool,
     params_of,
@@ -240,7 +238,7 @@ def tools() -> list[ToolDef]:
         operation_tool(
             "procedure_callees",
             description="Procedures this one calls (direct, import, indirect), with call sites.",
-            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            input_schema=PROCEDURE_INPUT,
             handler=handle_callees,
             cli_subject="procedure",
             examples=({"procedure": "main"},),

@@ -9,11 +9,9 @@ import msgspec
 
 from rea.plugin import Evidence, JSONObject, ProcedureRef, ReaError, ToolCall, ToolDef
 from rea_plugins.binary.core.schema import (
-    DOCUMENT,
-    PROCEDURE,
+    PROCEDURE_INPUT,
     check_document,
     evidence,
-    obj,
     operation_tool,
     params_of,
     run,
@@ -106,7 +104,7 @@ def tools() -> list[ToolDef]:
         operation_tool(
             "procedure_callers",
             description="Procedures that call this one, with call sites; an import's callers through its thunk.",
-            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            input_schema=PROCEDURE_INPUT,
             handler=handle_callers,
             cli_subject="procedure",
             examples=({"procedure": "main"},),

@@ -19,7 +19,7 @@ from rea.plugin import (
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
-    ADDRESS,
+    ADDRESS_INPUT,
     DOCUMENT,
     binary_tool,
     check_document,
@@ -242,7 +242,7 @@ def tools() -> list[ToolDef]:
                 "function-annotation facets of one address; facets the provider lacks are reported "
                 "unavailable."
             ),
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=_address_context,
             requires_operations=("list_documents",),
             cli_subject="address",

@@ -24,7 +24,17 @@ from rea.plugin import (
     arg_str,
 )
 from rea_plugins.binary.core.regions import Region, locate, read_file, region_file_offset, regions, require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, binary_tool, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    ADDRESS_INPUT,
+    DOCUMENT,
+    binary_tool,
+    check_document,
+    evidence,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import BytesRead, EntryPlace, Extent, FileOffset, LoadImage, LoadUnit, RegionBrief
 
 MAX_READ = 4096
@@ -245,7 +255,7 @@ def tools() -> list[ToolDef]:
                 "Map a virtual address to its file offset through the segment that loads it (null "
                 "in zero-filled memory such as .bss)."
             ),
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=_address_to_file_offset,
             requires_operations=("list_segments",),
             cli_subject="address",

@@ -6,7 +6,7 @@ listings expect them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
@@ -25,10 +25,8 @@ from rea.plugin import (
     arg_str,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import check_document, params_of, prop, run
+from rea_plugins.binary.core.schema import COMPLETE, LEAN, check_document, params_of, prop, run
 
-LEAN: Final = "lean"
-COMPLETE: Final = "complete"
 DETAIL = prop(
     "string",
     "complete rows (default) or lean positional rows (legend in the page).",

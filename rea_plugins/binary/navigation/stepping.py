@@ -27,6 +27,7 @@ from rea.plugin import (
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import (
     ADDRESS,
+    ADDRESS_INPUT,
     DOCUMENT,
     check_document,
     containing,
@@ -212,7 +213,7 @@ def tools() -> list[ToolDef]:
             name="goto_address",
             result_type=CursorMove,
             description="Move this connection's cursor to a mapped address; returns it with its procedure.",
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=_goto,
             requires_operations=("list_segments", "resolve_containing_procedure"),
             effects=ToolEffects(mutates_session=True),

@@ -36,6 +36,7 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import (
     ADDRESS,
+    ADDRESS_INPUT,
     ADDRESS_PATTERN,
     DOCUMENT,
     PROCEDURE,
@@ -437,7 +438,7 @@ def tools() -> list[ToolDef]:
             name="unset_bookmark",
             result_type=AnnotationChange,
             description="Remove the bookmark at an address.",
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=_unset_bookmark,
             effects=WRITE,
             requires_operations=target_ops,

@@ -35,7 +35,7 @@ from rea.plugin import (
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import Mapped, require_mapped
 from rea_plugins.binary.core.schema import (
-    ADDRESS,
+    ADDRESS_INPUT,
     ADDRESS_PATTERN,
     DOCUMENT,
     PROCEDURE,
@@ -291,7 +291,7 @@ def tools() -> list[ToolDef]:
                 "and registers where the provider offers inspect_native_instruction (else that facet "
                 "is unavailable)."
             ),
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             handler=_inspect_instruction,
             result_type=InstructionInspection,
             requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
@@ -304,7 +304,7 @@ def tools() -> list[ToolDef]:
                 "The datum at an address: name, section, a string's type and value; typed data from "
                 "debug info or analysis where the provider offers inspect_native_data_type."
             ),
-            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            input_schema=ADDRESS_INPUT,
             result_type=types.TypedDataInspection,
             handler=_inspect_data_type,
             requires_operations=("list_segments", "list_strings"),
