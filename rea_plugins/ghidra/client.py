@@ -89,12 +89,7 @@ class GhidraClient(WorkerClient):
         self._ready = 0  # the worker generation whose program is imported and analysed
 
     def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
-        if operation not in OPERATIONS:
-            raise ReaError(
-                "capability_unavailable",
-                f"ghidra does not offer {operation}",
-                details={"operation": operation, "provider_id": "ghidra"},
-            )
+        self.offered(operation, OPERATIONS, "ghidra")
         # A rewritten target is refused, never imported or read by Ghidra under the SHA-256 it was opened with.
         verify_unchanged(self.target, ctx=ctx)
         generation = self.channel.ensure_started()
