@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import result_of
 from tests import toolchains
 
 # fixture id: (compiler, objdump, file suffix)
@@ -15,6 +22,7 @@ TARGETS = {
 }
 # Every target on native and radare2; angr (the slowest) on one.
 CASES = [("native", t) for t in TARGETS] + [("radare2", t) for t in TARGETS] + [("angr", "elf-x64")]
+CASE_IDS = [f"{p}-{t}" for p, t in CASES]
 
 
 class Builds:
@@ -37,3 +45,20 @@ class Builds:
             )
             self.built[target] = out
         return self.built[target]
+
+
+@contextlib.contextmanager
+def opened_case(registry: Registry, builds: Builds, case: tuple[str, str]) -> Iterator[tuple[Session, Path]]:
+    """A session with ``builds``' program for the case's target open on the case's provider, and that program's path;
+    the test skips (before compiling anything) where the provider is not available."""
+    provider_id, target = case
+    provider = registry.providers.get(provider_id)
+    if provider is None or provider.availability().status != "available":
+        pytest.skip(f"provider {provider_id} is not available here")
+    path = builds.get(target)
+    session = Session(registry)
+    result_of(session, "open_binary", {"path": str(path), "provider_id": provider_id})
+    try:
+        yield session, path
+    finally:
+        session.close()

@@ -23,7 +23,7 @@ from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
 from tests.mcp.harness import connect
-from tests.search.conftest import CASES, TARGETS, Builds
+from tests.search.conftest import CASE_IDS, CASES, TARGETS, Builds, opened_case
 
 SEARCH_C = r"""
 int puts(const char *s);
@@ -52,21 +52,12 @@ def search_builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
     return Builds(tmp_path_factory.mktemp("code-search"), SEARCH_C)
 
 
-@pytest.fixture(params=CASES, ids=[f"{p}-{t}" for p, t in CASES])
+@pytest.fixture(params=CASES, ids=CASE_IDS)
 def opened(
     request: pytest.FixtureRequest, rea_registry: Registry, search_builds: Builds
 ) -> Iterator[tuple[Session, Path, str]]:
-    provider_id, target = request.param
-    provider = rea_registry.providers.get(provider_id)
-    if provider is None or provider.availability().status != "available":
-        pytest.skip(f"provider {provider_id} is not available here")
-    path = search_builds.get(target)
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": str(path), "provider_id": provider_id})
-    try:
-        yield session, path, target
-    finally:
-        session.close()
+    with opened_case(rea_registry, search_builds, request.param) as (session, path):
+        yield session, path, request.param[1]
 
 
 def objdump_lines(path: Path, target: str) -> list[tuple[int, str]]:

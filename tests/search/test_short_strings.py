@@ -18,7 +18,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
-from tests.search.conftest import CASES, Builds
+from tests.search.conftest import CASE_IDS, CASES, Builds, opened_case
 
 # -fno-builtin keeps every strcmp a call with its literal (gcc otherwise inlines the short ones). On x86-64 ELF the
 # linker merges "xml" into the tail of "--to-xml": code references a string that begins inside another.
@@ -54,21 +54,12 @@ def option_builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
     return Builds(tmp_path_factory.mktemp("short-strings"), OPTIONS_C, ("-O2", "-fno-builtin"))
 
 
-@pytest.fixture(params=CASES, ids=[f"{p}-{t}" for p, t in CASES])
+@pytest.fixture(params=CASES, ids=CASE_IDS)
 def opened(
     request: pytest.FixtureRequest, rea_registry: Registry, option_builds: Builds
 ) -> Iterator[tuple[Session, Path]]:
-    provider_id, target = request.param
-    provider = rea_registry.providers.get(provider_id)
-    if provider is None or provider.availability().status != "available":
-        pytest.skip(f"provider {provider_id} is not available here")
-    path = option_builds.get(target)
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": str(path), "provider_id": provider_id})
-    try:
-        yield session, path
-    finally:
-        session.close()
+    with opened_case(rea_registry, option_builds, request.param) as found:
+        yield found
 
 
 def string_addresses(path: Path, value: str) -> set[int]:
