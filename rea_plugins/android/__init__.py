@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, TargetView, ToolDef
+    from rea.plugin import Target, TargetView
 
-# The tool modules (and androguard through them) are imported when a hook runs, never at plugin load.
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.android.tools",)
+
+# The tool modules (and androguard through them) are imported when the tools are built or a hook runs, never at
+# plugin load.
 
 _SUMMARY = {
     "android-package": "An Android package: manifest, components, signing, DEX classes and methods (decompiled), "
     "references, read statically.",
     "android-dex": "Dalvik bytecode: classes, methods (decompiled) and references, read statically.",
 }
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.android.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
 
 
 @hookimpl

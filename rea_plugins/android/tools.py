@@ -294,3 +294,8 @@ TOOLS = (
     PROJECT_GRAPH,
     COMPARE_PACKAGES,
 )
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

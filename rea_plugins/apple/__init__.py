@@ -3,25 +3,19 @@ and bundle dylib resolution, read from the bytes on any host (LIEF, plistlib, bp
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, TargetView, ToolDef
+    from rea.plugin import Target, TargetView
 
-# The tool modules (and LIEF, bpylist2, signify through them) are imported when a hook runs, never at plugin load.
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.apple.tools",)
+
+# The tool modules (and LIEF, bpylist2, signify through them) are imported when the tools are built or a hook runs,
+# never at plugin load.
 
 _MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.apple.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
 
 
 # What each view of a file is, and the tools that read it (tool names only: no tool module is imported here).

@@ -375,3 +375,8 @@ TOOLS = (
     INSPECT_ASSET_CATALOG,
     PROJECT_GRAPH,
 )
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, ToolDef, Unpacker
+    from rea.plugin import Target, Unpacker
+
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.artifacts.tools",)
 
 
 @functools.cache
@@ -25,14 +27,6 @@ def unpackers() -> tuple[Unpacker, Unpacker]:
 def rea_register_unpackers(register: Callable[[Unpacker], None]) -> None:
     for unpacker in unpackers():
         register(unpacker)
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.artifacts.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
 
 
 @hookimpl(trylast=True)

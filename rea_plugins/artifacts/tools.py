@@ -399,4 +399,9 @@ EXTRACT_ARTIFACT = ToolDef(
 )
 
 TOOLS = (INSPECT_ARTIFACT, COMPARE_ARTIFACTS, EXTRACT_ARTIFACT)
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "tools"]
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

@@ -1,19 +1,3 @@
 """The corpus plugin: the same per-binary analysis over thousands of files, on Dask, into a SQLite index."""
 
-from __future__ import annotations
-
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from rea.plugin import hookimpl
-
-if TYPE_CHECKING:
-    from rea.plugin import ToolDef
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.corpus.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.corpus.tools",)

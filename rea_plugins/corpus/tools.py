@@ -140,3 +140,8 @@ COMPARE = ToolDef(
 )
 
 TOOLS = (TRIAGE, QUERY, COMPARE)
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

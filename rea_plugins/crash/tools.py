@@ -54,3 +54,8 @@ INSPECT_RECORDED_CRASH = ToolDef(
 )
 
 TOOLS = (INSPECT_RECORDED_CRASH,)
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

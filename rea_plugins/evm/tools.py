@@ -271,4 +271,9 @@ INSPECT_EVM_INTERFACE = ToolDef(
 )
 
 TOOLS = (INSPECT_EVM_INTERFACE,)
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "tools"]
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

@@ -388,4 +388,9 @@ EXTRACT_FIRMWARE = ToolDef(
 )
 
 TOOLS = (INSPECT_FIRMWARE_REGIONS, EXTRACT_FIRMWARE)
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "tools"]
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

@@ -47,3 +47,8 @@ INSPECT_GO_BINARY = ToolDef(
 )
 
 TOOLS = (INSPECT_GO_BINARY,)
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

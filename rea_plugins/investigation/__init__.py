@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import ResourceDef, ResourceSpec, ResourceTemplateDef, hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import PromptDef, Session, ToolDef
+    from rea.plugin import PromptDef, Session
+
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.investigation.tools",)
 
 
 def _active(session: Session, variables: dict[str, str]) -> str:
@@ -40,14 +42,6 @@ RESOURCES = (
         reader=_one,
     ),
 )
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.investigation.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
 
 
 @hookimpl

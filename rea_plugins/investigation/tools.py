@@ -204,3 +204,8 @@ TOOLS = (
     CHANGED,
     CORRELATE,
 )
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, TargetView, ToolDef
+    from rea.plugin import Target, TargetView
+
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.managed.tools",)
 
 # IMAGE_DIRECTORY_ENTRY_COM_DESCRIPTOR: the CLI header of a managed assembly.
 _CLI_HEADER = 14
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.managed.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
 
 
 @hookimpl

@@ -203,3 +203,8 @@ TOOLS = (
     PROJECT_GRAPH,
     IMPORT_RECONSTRUCTION,
 )
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)

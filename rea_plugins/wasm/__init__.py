@@ -4,20 +4,11 @@ memories, strings and custom sections, read with wasm-tools (a pure-Python decod
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rea.plugin import hookimpl
 
-if TYPE_CHECKING:
-    from rea.plugin import ToolDef
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.wasm.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
+TOOL_MODULES: tuple[str, ...] = ("rea_plugins.wasm.tools",)
 
 
 @hookimpl

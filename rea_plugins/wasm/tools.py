@@ -62,3 +62,8 @@ INSPECT_WASM_ARTIFACT = ToolDef(
 )
 
 TOOLS = (INSPECT_WASM_ARTIFACT,)
+
+
+def tools() -> list[ToolDef]:
+    """The family's tools, for the kernel (the plugin lists this module in ``TOOL_MODULES``)."""
+    return list(TOOLS)
