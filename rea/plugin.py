@@ -392,6 +392,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "AddressedName",
         "A name row (``NameItem``) with its address as an integer, in the engine's own mapping.",
     ),
+    "InsnRow": (
+        "rea.operations.engine_rows",
+        "InsnRow",
+        "An instruction row as an engine's listing sends it; ``symbolized`` and ``symbols`` once symbolized.",
+    ),
     "RegionRow": (
         "rea.operations.engine_rows",
         "RegionRow",
@@ -1486,6 +1491,7 @@ __all__ = [
     "Histories",
     "ImportRow",
     "IndexingCode",
+    "InsnRow",
     "Instruction",
     "InstructionInspection",
     "IntegrityPolicy",
@@ -1878,6 +1884,7 @@ if TYPE_CHECKING:
     from rea.operations.engine_rows import ExportRow as ExportRow
     from rea.operations.engine_rows import FlowStep as FlowStep
     from rea.operations.engine_rows import ImportRow as ImportRow
+    from rea.operations.engine_rows import InsnRow as InsnRow
     from rea.operations.engine_rows import RegionRow as RegionRow
     from rea.operations.golang import GoModule as GoModule
     from rea.operations.golang import GoSetting as GoSetting

@@ -2,9 +2,9 @@
 
 An engine keeps its string and name rows with their address as an integer, in its own mapping, for the lookups by
 address; ``list_strings``, ``search_strings`` and ``list_names`` page them here by the rules
-``rea.operations.answers`` applies to an engine's records. ``RegionRow``, ``ImportRow`` and ``ExportRow`` are
-binary_layout's rows; ``DataFlow`` is procedure_data_flow's answer, which the binary tools declare and the native
-provider sends.
+``rea.operations.answers`` applies to an engine's records. ``InsnRow`` is a listing's instruction; ``RegionRow``,
+``ImportRow`` and ``ExportRow`` are binary_layout's rows; ``DataFlow`` is procedure_data_flow's answer, which the
+binary tools declare and the native provider sends.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rea.arguments import Arguments
 from rea.operations.answers import search
 from rea.operations.paging import page
 from rea.operations.shapes import NameItem, SegmentItem, SegmentKind, StringItem
-from rea.records import Record
+from rea.records import JSONObject, Record
 
 StringsPage = dict[str, list[StringItem] | int | None]
 NamesPage = dict[str, list[NameItem] | int | None]
@@ -70,6 +70,20 @@ def names_by_address(names: Sequence[AddressedName]) -> dict[int, list[str]]:
     for n in names:
         index.setdefault(n.addr, []).append(n.item.name)
     return index
+
+
+class InsnRow(Record, frozen=True, kw_only=True):
+    """An instruction row as an engine's listing sends it: its text once, then, once symbolized, the named form and
+    its operands' symbols (an engine that has not symbolized it leaves them out)."""
+
+    address: str
+    bytes: str
+    mnemonic: str
+    operands: str
+    text: str
+    symbolized: str | None = None
+    # The kernel's ``symbols_of`` rows (operand, address, name, string): JSON it builds.
+    symbols: list[JSONObject] | None = None
 
 
 class RegionRow(Record, frozen=True, kw_only=True):

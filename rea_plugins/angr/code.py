@@ -11,6 +11,7 @@ from rea.plugin import (
     Arguments,
     CalleeItem,
     CallerItem,
+    InsnRow,
     JSONObject,
     ReaError,
     Record,
@@ -24,7 +25,6 @@ from rea.plugin import (
 from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
-from rea_plugins.angr.rows import InsnRow
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {

@@ -12,9 +12,9 @@ from rea.plugin import (
     Arguments,
     CalleeItem,
     CallerItem,
+    InsnRow,
     JSONObject,
     ReaError,
-    Record,
     ReferenceKind,
     SentReferenceItem,
     XrefItem,
@@ -62,19 +62,6 @@ class Incoming(msgspec.Struct, frozen=True):
     kind: ReferenceKind
     proc: Proc | None
     opcode: str
-
-
-class InsnRow(Record, frozen=True, kw_only=True):
-    """An instruction row as radare2's listings send it: ``symbolized`` and ``symbols`` once symbolized."""
-
-    address: str
-    bytes: str
-    mnemonic: str
-    operands: str
-    text: str
-    symbolized: str | None = None
-    # The kernel's ``symbols_of`` rows (operand, address, name, string), JSON it builds.
-    symbols: list[JSONObject] | None = None
 
 
 class Insn:
