@@ -11,8 +11,6 @@ line is ``JSON: {"family": "android", "answers": [...]}`` for ``benchmarks/agent
 
 from __future__ import annotations
 
-import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -25,10 +23,9 @@ import androidfixtures  # noqa: E402
 import anyio  # noqa: E402
 from androidquestions import QUESTIONS, Question, ask  # noqa: E402
 
+from benchmarks.agent_answers import report  # noqa: E402
 from tests.mcp.harness import connect  # noqa: E402
 
-MEDIAN_GOAL = 4 * 1024
-MAX_GOAL = 64 * 1024
 # Classes of the scaled application: each logs through the framework and calls the next one, so its graph,
 # its framework callers and its strings are too many to list in one answer.
 SCALE = 2000
@@ -113,23 +110,7 @@ def main() -> int:
         v2 = androidfixtures.build_apk(out, version=2)
         big = androidfixtures.build_apk(out, extra={f"gen/Gen{i}": generated(i) for i in range(SCALE)}, name="scaled")
         rows = anyio.run(measure, v1, v2, big)
-    width = max(len(r["question"]) for r in rows)
-    print(f"{'question':<{width}}  {'tool':<34} {'bytes':>7} {'calls':>5}  right")
-    for r in rows:
-        print(f"{r['question']:<{width}}  {r['tool']:<34} {r['bytes']:>7} {r['calls']:>5}  {r['right']}")
-    sizes = [r["bytes"] for r in rows]
-    median, largest = statistics.median(sizes), max(sizes)
-    print(
-        f"median {median:.0f} B (goal {MEDIAN_GOAL}), max {largest} B (goal {MAX_GOAL}), "
-        f"calls per question {statistics.median(r['calls'] for r in rows):.0f}"
-    )
-    wrong = [r["question"] for r in rows if not r["right"]]
-    if wrong:
-        print(f"wrong answers: {wrong}", file=sys.stderr)
-        return 1
-    answers = [{k: r[k] for k in ("question", "tool", "bytes", "calls")} for r in rows]
-    print("JSON: " + json.dumps({"family": "android", "answers": answers}))
-    return 0
+    return report("android", rows, tool_width=34, verdict=False)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ none over 64 KB. The last line is ``JSON: {"family": "managed", "answers": [...]
 
 from __future__ import annotations
 
-import json
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -28,10 +26,8 @@ import anyio  # noqa: E402
 import csfixtures  # noqa: E402
 from managedquestions import QUESTIONS, ask  # noqa: E402
 
+from benchmarks.agent_answers import report  # noqa: E402
 from tests.mcp.harness import connect  # noqa: E402
-
-MEDIAN_GOAL = 4 * 1024
-MAX_GOAL = 64 * 1024
 
 
 async def measure(fixtures: dict[str, Path]) -> list[dict[str, Any]]:
@@ -51,24 +47,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rea-agent-cost-managed-") as tmp:
         fixtures = csfixtures.build_all(mcs, gcc, Path(tmp))
         rows = anyio.run(measure, fixtures)
-    width = max(len(r["question"]) for r in rows)
-    print(f"{'question':<{width}}  {'tool':<32} {'bytes':>7} {'calls':>5}  right")
-    for r in rows:
-        print(f"{r['question']:<{width}}  {r['tool']:<32} {r['bytes']:>7} {r['calls']:>5}  {r['right']}")
-    sizes = [r["bytes"] for r in rows]
-    median, largest = statistics.median(sizes), max(sizes)
-    met = median <= MEDIAN_GOAL and largest <= MAX_GOAL
-    print(
-        f"median {median:.0f} B (goal {MEDIAN_GOAL}), max {largest} B (goal {MAX_GOAL}): "
-        f"{'met' if met else 'MISSED'}; calls per question {statistics.median(r['calls'] for r in rows):.0f}"
-    )
-    wrong = [r["question"] for r in rows if not r["right"]]
-    if wrong:
-        print(f"wrong answers: {wrong}", file=sys.stderr)
-        return 1
-    answers = [{k: r[k] for k in ("question", "tool", "bytes", "calls")} for r in rows]
-    print("JSON: " + json.dumps({"family": "managed", "answers": answers}))
-    return 0
+    return report("managed", rows, tool_width=32)
 
 
 if __name__ == "__main__":

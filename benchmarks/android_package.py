@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from child_runs import run, time_ratio
+
 CLASSES = 4000
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,21 +98,11 @@ def build(out: Path) -> Path:
     return apk
 
 
-def run(script: str, path: Path) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else proc.returncode}
-    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rea-bench-android-") as tmp:
         apk = Path(sys.argv[1]) if len(sys.argv) > 1 else build(Path(tmp))
         ours, theirs = run(REA, apk), run(ANDROGUARD, apk)
-        ratio = None
-        if isinstance(ours.get("seconds"), float | int) and isinstance(theirs.get("seconds"), float | int):
-            ratio = round(float(ours["seconds"]) / max(float(theirs["seconds"]), 0.01), 2)  # type: ignore[arg-type]
+        ratio = time_ratio(ours, theirs)
         print(json.dumps({"apk_bytes": apk.stat().st_size, "rea": ours, "androguard": theirs, "time_ratio": ratio}))
     return 0
 

@@ -8,9 +8,10 @@ the usual places (Mono's mscorlib.dll when mono is installed), or the path given
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+from child_runs import run, time_ratio
 
 CANDIDATES = ("/usr/lib/mono/4.5", "/usr/lib/mono", "/usr/share/dotnet", "/usr/lib/dotnet")
 
@@ -44,23 +45,13 @@ def largest_assembly() -> Path | None:
     return max(found, key=lambda p: p.stat().st_size, default=None)
 
 
-def run(script: str, path: Path) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else proc.returncode}
-    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_assembly()
     if path is None:
         print(json.dumps({"skipped": "no .NET assembly found; pass one (apt-get install mono-runtime has many)"}))
         return 0
     parse, rea = run(DNFILE, path), run(REA, path)
-    ratio = None
-    if isinstance(parse.get("seconds"), float | int) and isinstance(rea.get("seconds"), float | int):
-        ratio = round(float(rea["seconds"]) / max(float(parse["seconds"]), 0.01), 2)  # type: ignore[arg-type]
+    ratio = time_ratio(rea, parse)
     print(
         json.dumps(
             {"assembly": str(path), "bytes": path.stat().st_size, "dnfile": parse, "rea": rea, "time_ratio": ratio}

@@ -27,6 +27,26 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def serve(**env: str) -> subprocess.Popen[bytes]:
+    """``rea serve`` over stdio, without the caller's REA_ settings but with ``env``, past its initialize."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    environ.update(env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environ,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode() + b"\n")
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    proc.stdin.flush()
+    proc.stdout.readline()
+    return proc
+
+
 def main() -> None:
     requests()
     oversized_result()
@@ -34,34 +54,8 @@ def main() -> None:
 
 def oversized_result() -> None:
     """A 100 MB result (the probe tool of tests/mcp) against the 10 MiB budget: peak RSS over the record."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
-    env.update(REA_PLUGIN_MODULES="tests.mcp.probe_plugin", PYTHONPATH=ROOT)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rea", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    proc = serve(REA_PLUGIN_MODULES="tests.mcp.probe_plugin", PYTHONPATH=ROOT)
     assert proc.stdin is not None and proc.stdout is not None
-    lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "1"},
-                },
-            }
-        ),
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    ]
-    proc.stdin.write(("\n".join(lines) + "\n").encode())
-    proc.stdin.flush()
-    proc.stdout.readline()
     time.sleep(0.3)
     start = rss_kib(proc.pid)
     size = 100_000_000
@@ -85,14 +79,7 @@ def oversized_result() -> None:
 
 
 def requests() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rea", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    proc = serve()
     assert proc.stdin is not None and proc.stdout is not None
 
     def roundtrip(line: bytes) -> dict[str, object]:
@@ -102,9 +89,6 @@ def requests() -> None:
         reply: dict[str, object] = json.loads(proc.stdout.readline())
         return reply
 
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-    roundtrip(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
-    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     roundtrip((CALL % (1, "{}")).encode())
     time.sleep(0.5)
     start = rss_kib(proc.pid)
