@@ -372,6 +372,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Answers",
         "Every native operation over one engine's ``Source``; details are cached per procedure.",
     ),
+    "choice_setting": (
+        "rea.choices",
+        "choice_setting",
+        "A setting that is one of a few words (its constraint lists them), its default when unset.",
+    ),
     "held": (
         "rea.process.held",
         "held",
@@ -1618,6 +1623,7 @@ __all__ = [
     "catalog_digest",
     "chained_rebase_target",
     "check_field",
+    "choice_setting",
     "compile_pattern",
     "compile_regex",
     "confine",
@@ -1818,6 +1824,7 @@ if TYPE_CHECKING:
     from rea.catalog.tool import ToolEffects as ToolEffects
     from rea.catalog.tool import ToolMode as ToolMode
     from rea.catalog.tool import lazy_handler as lazy_handler
+    from rea.choices import choice_setting as choice_setting
     from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES as COMPACT_INPUT_SCHEMA_BUDGET_BYTES
     from rea.config import MAX_INT32 as MAX_INT32
     from rea.config import TOOLSET_ALIASES as TOOLSET_ALIASES

@@ -2,7 +2,8 @@
 
 An engine keeps its string and name rows with their address as an integer, in its own mapping, for the lookups by
 address; ``list_strings``, ``search_strings`` and ``list_names`` page them here by the rules
-``rea.operations.answers`` applies to an engine's records. ``InsnRow`` is a listing's instruction; ``RegionRow``,
+``rea.operations.answers`` applies to an engine's records, and a string row keeps the bounds here
+(``string_options`` records them in the analysis profile). ``InsnRow`` is a listing's instruction; ``RegionRow``,
 ``ImportRow`` and ``ExportRow`` are binary_layout's rows; ``DataFlow`` is procedure_data_flow's answer, which the
 binary tools declare and the native provider sends.
 """
@@ -10,6 +11,7 @@ binary tools declare and the native provider sends.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import msgspec
 
@@ -21,6 +23,10 @@ from rea.records import JSONObject, Record
 
 StringsPage = dict[str, list[StringItem] | int | None]
 NamesPage = dict[str, list[NameItem] | int | None]
+
+# A string is listed from this many characters; its value is cut at the maximum (``truncated`` says so).
+MIN_STRING_CHARS: Final = 4
+MAX_STRING_CHARS: Final = 1024
 
 
 class AddressedString(msgspec.Struct, frozen=True):
@@ -43,6 +49,11 @@ def _string_item(s: AddressedString) -> StringItem:
 
 def _name_item(n: AddressedName) -> NameItem:
     return n.item
+
+
+def string_options(source: str) -> JSONObject:
+    """The analysis profile's ``strings``: where the engine finds them, and the bounds above."""
+    return {"source": source, "min_chars": MIN_STRING_CHARS, "max_chars": MAX_STRING_CHARS}
 
 
 def strings_page(strings: Sequence[AddressedString], params: Arguments, at: int | None = None) -> StringsPage:

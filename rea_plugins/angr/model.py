@@ -36,7 +36,7 @@ from rea.plugin import (
 )
 from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
-from rea_plugins.angr.options import CFG_OPTIONS, MAX_STRING_CHARS, MIN_STRING_CHARS
+from rea_plugins.angr.options import CFG_OPTIONS
 
 Progress = Callable[[str], None]
 T = TypeVar("T")
@@ -523,7 +523,7 @@ class Analysis:
 
     def _collect_strings(self) -> list[AddressedString]:
         out = []
-        min_chars, max_chars = MIN_STRING_CHARS, MAX_STRING_CHARS
+        min_chars, max_chars = engine_rows.MIN_STRING_CHARS, engine_rows.MAX_STRING_CHARS
         for d in self.cfg.memory_data.values():
             if d.sort not in ("string", "unicode") or not self.main.contains_addr(d.addr):
                 continue

@@ -13,6 +13,7 @@ from rea.plugin import (
     JSONObject,
     SettingSpec,
     default_memory_limit_mb,
+    engine_rows,
     integer_setting,
 )
 
@@ -38,14 +39,6 @@ CFG_OPTIONS: Final[dict[str, bool]] = {
     "eh_frame": True,
 }
 DECOMPILER_OPTIONS: Final[dict[str, str]] = {"analysis": "Decompiler", "cfg": "CFGFast model", "options": "default"}
-# A string is listed from this many characters; its value is cut at the maximum (truncated says so).
-MIN_STRING_CHARS: Final = 4
-MAX_STRING_CHARS: Final = 1024
-STRING_OPTIONS: Final[dict[str, str | int]] = {
-    "source": "CFGFast memory_data (string, unicode)",
-    "min_chars": MIN_STRING_CHARS,
-    "max_chars": MAX_STRING_CHARS,
-}
 PROCEDURE_OPTIONS: Final[dict[str, str]] = {
     "alignment_functions": "omitted",
     "extern_functions": "omitted",
@@ -120,6 +113,6 @@ def profile_parameters(angr_version: str) -> JSONObject:
         "loader": dict(LOADER_OPTIONS),
         "cfg": {"analysis": "CFGFast", **CFG_OPTIONS},
         "decompiler": dict(DECOMPILER_OPTIONS),
-        "strings": dict(STRING_OPTIONS),
+        "strings": engine_rows.string_options("CFGFast memory_data (string, unicode)"),
         "procedures": dict(PROCEDURE_OPTIONS),
     }

@@ -22,10 +22,10 @@ from rea.plugin import (
     ProcessSpec,
     ReaError,
     SandboxPolicy,
-    SettingSpec,
     Target,
     WorkerChannel,
     cancelled,
+    choice_setting,
     invalid_request,
     issue,
     memory_limit_setting,
@@ -311,21 +311,12 @@ class LldbClient(AnalysisClient):
 MEMORY_LIMIT = memory_limit_setting("REA_LLDB_MEMORY_LIMIT_MB", "LLDB")
 
 ATTACH_MODES = ("own", "same-user")
-
-
-def _attach_mode(raw: str) -> str:
-    if raw not in ATTACH_MODES:
-        raise ValueError(raw)
-    return raw
-
-
 # Which processes debug_attach may stop: the operator's choice when starting rea, never the agent's.
-ATTACH = SettingSpec(
-    name="REA_DEBUG_ATTACH",
-    constraint="one of own, same-user",
-    parse=_attach_mode,
-    default="own",
-    description="Processes debug_attach may attach to: own (default), only programs its debug sessions launched; "
+ATTACH = choice_setting(
+    "REA_DEBUG_ATTACH",
+    ATTACH_MODES,
+    "own",
+    "Processes debug_attach may attach to: own (default), only programs its debug sessions launched; "
     "same-user, also a process of the server's user given by pid (never rea's own processes).",
 )
 

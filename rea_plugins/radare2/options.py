@@ -13,8 +13,10 @@ from rea.plugin import (
     MAX_INT32,
     JSONObject,
     SettingSpec,
+    choice_setting,
     default_memory_limit_mb,
     distribution_version,
+    engine_rows,
     integer_setting,
 )
 
@@ -28,19 +30,11 @@ ANALYSIS_LEVELS: Final[dict[str, str]] = {
     "aaa": "aaa: aa, then call-target discovery (aac), references (aar), types and noreturn propagation",
 }
 
-
-def _analysis_level(raw: str) -> str:
-    if raw not in ANALYSIS_LEVELS:
-        raise ValueError(raw)
-    return raw
-
-
-ANALYSIS = SettingSpec(
-    name="REA_RADARE2_ANALYSIS",
-    constraint="one of aa, aaa",
-    parse=_analysis_level,
-    default="aaa",
-    description="radare2's analysis depth (part of the analysis profile): aa (fast) or aaa (complete).",
+ANALYSIS = choice_setting(
+    "REA_RADARE2_ANALYSIS",
+    ANALYSIS_LEVELS,
+    "aaa",
+    "radare2's analysis depth (part of the analysis profile): aa (fast) or aaa (complete).",
 )
 LOAD = integer_setting(
     "REA_RADARE2_LOAD_TIMEOUT_MS",
@@ -139,14 +133,6 @@ PROCEDURE_OPTIONS: Final[dict[str, str]] = {
     "pe_imports": "import procedures at their IAT slots",
     "names": "symbol names, else import names, else radare2's (fcn.* spelled sub_*)",
 }
-# A string is listed from this many characters; its value is cut at the maximum (truncated says so).
-MIN_STRING_CHARS: Final = 4
-MAX_STRING_CHARS: Final = 1024
-STRING_OPTIONS: Final[dict[str, str | int]] = {
-    "source": "radare2 izj (strings in data sections)",
-    "min_chars": MIN_STRING_CHARS,
-    "max_chars": MAX_STRING_CHARS,
-}
 PSEUDO_CODE: Final[dict[str, str]] = {
     "command": "pdc",
     "dialect": "radare2 pseudo-C",
@@ -164,7 +150,7 @@ def profile_parameters(limits: Limits) -> JSONObject:
         "analysis_description": ANALYSIS_LEVELS[limits.analysis],
         "config": dict(CONFIG),
         "procedures": dict(PROCEDURE_OPTIONS),
-        "strings": dict(STRING_OPTIONS),
+        "strings": engine_rows.string_options("radare2 izj (strings in data sections)"),
         "pseudo_code": dict(PSEUDO_CODE),
         "addresses": "link-time (radare2's default base for every format)",
     }

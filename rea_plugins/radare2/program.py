@@ -37,7 +37,7 @@ from rea.plugin import (
     unwind,
 )
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of, object_of
-from rea_plugins.radare2.options import CONFIG, MAX_STRING_CHARS, MIN_STRING_CHARS
+from rea_plugins.radare2.options import CONFIG
 from rea_plugins.radare2.rows import (
     AnalysisStats,
     Layout,
@@ -730,7 +730,7 @@ class Program:
 
     def _collect_strings(self) -> list[AddressedString]:
         out = []
-        min_chars, max_chars = MIN_STRING_CHARS, MAX_STRING_CHARS
+        min_chars, max_chars = engine_rows.MIN_STRING_CHARS, engine_rows.MAX_STRING_CHARS
         for s in list_of(self.core.cmdj("izj")):
             codec = STRING_ENCODINGS.get(str(s.get("type")))
             addr, size = integer(s.get("vaddr")), integer(s.get("size"))
