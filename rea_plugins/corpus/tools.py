@@ -5,7 +5,7 @@ Descriptions stay short: hosts send them with every request; docs/corpus.md says
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, JSONObject, JSONValue, ToolCall, ToolDef, ToolEffects
+from rea.plugin import JSONObject, JSONValue, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.corpus.model import CorpusComparison, CorpusTriage, QueryPage
 
 FAMILY = "corpus"
@@ -76,24 +76,6 @@ COMPARE_SCHEMA = obj(
 )
 
 
-def _triage(call: ToolCall) -> Evidence:
-    from rea_plugins.corpus import triage
-
-    return triage.handle(call)
-
-
-def _query(call: ToolCall) -> Evidence:
-    from rea_plugins.corpus import query
-
-    return query.handle_query(call)
-
-
-def _compare(call: ToolCall) -> Evidence:
-    from rea_plugins.corpus import query
-
-    return query.handle_compare(call)
-
-
 TRIAGE = ToolDef(
     name="triage_corpus",
     task_support="optional",
@@ -101,7 +83,7 @@ TRIAGE = ToolDef(
     description="Analyse every binary under files, folders and archives into a SQLite index (resumable, Dask).",
     input_schema=TRIAGE_SCHEMA,
     result_type=CorpusTriage,
-    handler=_triage,
+    handler=lazy_handler("rea_plugins.corpus.triage", "handle"),
     effects=ToolEffects(writes_filesystem=True, launches_process=True, idempotent=True),
     path_arguments=("paths", "index", "yara_rules"),
     cli_subject="paths",
@@ -117,7 +99,7 @@ QUERY = ToolDef(
     description="Query a corpus index: imports, strings (RE2), missing mitigations, shared procedures, libraries.",
     input_schema=QUERY_SCHEMA,
     result_type=QueryPage,
-    handler=_query,
+    handler=lazy_handler("rea_plugins.corpus.query", "handle_query"),
     path_arguments=("index",),
     cli_subject="query",
     cli_group="corpus",
@@ -132,7 +114,7 @@ COMPARE = ToolDef(
     description="Binaries and procedures added, removed and changed between two corpora of an index.",
     input_schema=COMPARE_SCHEMA,
     result_type=CorpusComparison,
-    handler=_compare,
+    handler=lazy_handler("rea_plugins.corpus.query", "handle_compare"),
     path_arguments=("index",),
     cli_group="corpus",
     cli_command="compare",

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.crash.model import RecordedCrash
 
 FAMILY = "crash"
-
-
-def _handle(call: ToolCall) -> Evidence:
-    from rea_plugins.crash import inspect
-
-    return inspect.handle(call)
 
 
 def _count(description: str, default: int, maximum: int = 1000) -> JSONObject:
@@ -47,7 +41,7 @@ INSPECT_RECORDED_CRASH = ToolDef(
         "additionalProperties": False,
     },
     result_type=RecordedCrash,
-    handler=_handle,
+    handler=lazy_handler("rea_plugins.crash.inspect", "handle"),
     effects=ToolEffects(records_evidence=True),
     cli_subject="path",
     examples=({"path": "/var/crash/core.1234"}, {"path": "/var/crash/core.1234", "executable_path": "/opt/app/server"}),

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.golang.model import GoBinary
 
 FAMILY = "golang"
-
-
-def _handle(call: ToolCall) -> Evidence:
-    from rea_plugins.golang import inspect
-
-    return inspect.handle(call)
 
 
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
@@ -40,7 +34,7 @@ INSPECT_GO_BINARY = ToolDef(
         "additionalProperties": False,
     },
     result_type=GoBinary,
-    handler=_handle,
+    handler=lazy_handler("rea_plugins.golang.inspect", "handle"),
     effects=ToolEffects(records_evidence=True),
     cli_subject="path",
     examples=({"path": "/opt/app/server"}, {"path": "/opt/app/server", "pattern": "main.", "limit": 200}),

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.wasm.model import WasmModule
 
 FAMILY = "wasm"
-
-
-def _handle(call: ToolCall) -> Evidence:
-    from rea_plugins.wasm import inspect
-
-    return inspect.handle(call)
 
 
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
@@ -55,7 +49,7 @@ INSPECT_WASM_ARTIFACT = ToolDef(
         "additionalProperties": False,
     },
     result_type=WasmModule,
-    handler=_handle,
+    handler=lazy_handler("rea_plugins.wasm.inspect", "handle"),
     effects=ToolEffects(records_evidence=True),
     cli_subject="path",
     examples=({"path": "/srv/app/module.wasm"}, {"path": "/srv/app/module.wasm", "function": "answer"}),
