@@ -13,7 +13,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from rea.plugin import ExportRow, JSONObject, Paged, Record
+from rea.plugin import DocumentItem, ExportRow, JSONObject, Paged, Record
 from rea.plugin import ImportRow as LayoutImportRow
 from rea_plugins.native.model import Linkage, Mitigations
 
@@ -81,14 +81,9 @@ class Containing(Record, frozen=True, kw_only=True):
     procedure: Extent | None
 
 
-class DocumentRow(Record, frozen=True, kw_only=True):
-    name: str
-    format: str
-    architecture: str
-    sha256: str
-    entry: str | None
-    bits: int
-    endianness: str
+class DocumentRow(DocumentItem, kw_only=True):
+    """The kernel's document row; a universal Mach-O's also names the slice read and every slice."""
+
     slice: str | UnsetType | None = UNSET
     slices: list[str] | UnsetType = UNSET
 
