@@ -994,6 +994,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "serve",
         "Answer framed requests on stdin/stdout until stdin closes; returns the exit status.",
     ),
+    "claim_protocol_pipes": (
+        "rea.process.worker",
+        "claim_protocol_pipes",
+        "Take a worker's stdin/stdout for the frame protocol (prints go to stderr); exit when the server is gone.",
+    ),
     # Annotations, types, search and unknowns
     "LIMITS": ("rea.annotations", "LIMITS", "The annotation fields' length bounds (field name to maximum characters)."),
     "MAX_TYPE_DECLARATION": (
@@ -1629,6 +1634,7 @@ __all__ = [
     "confine",
     "confirm_hashed",
     "conflict",
+    "claim_protocol_pipes",
     "decode",
     "decode_data_url",
     "default_cache",
@@ -2002,6 +2008,7 @@ if TYPE_CHECKING:
     from rea.providers import Availability as Availability
     from rea.providers import CloseOutcome as CloseOutcome
     from rea.providers import Feature as Feature
+    from rea.process.worker import claim_protocol_pipes as claim_protocol_pipes
     from rea.providers import OperationResult as OperationResult
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport

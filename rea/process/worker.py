@@ -152,15 +152,22 @@ def _says_out_of_memory(exc: BaseException) -> bool:
     return False
 
 
-def serve(routes: Mapping[str, Route], max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES) -> int:
-    """Answer framed requests on stdin/stdout until stdin closes; returns the exit status."""
-    # The protocol owns the original stdin/stdout; anything the engine prints goes to stderr instead.
+def claim_protocol_pipes() -> tuple[int, int]:
+    """Take a worker's stdin and stdout for the frame protocol, returned as (in, out) descriptors: fd 0 becomes
+    /dev/null and fd 1 stderr, so what the engine (or a script) prints cannot break a frame; and the worker exits
+    when the server that started it is gone."""
     in_fd, out_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    return in_fd, out_fd
+
+
+def serve(routes: Mapping[str, Route], max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES) -> int:
+    """Answer framed requests on stdin/stdout until stdin closes; returns the exit status."""
+    in_fd, out_fd = claim_protocol_pipes()
     reader = frames.FrameReader(max_frame_bytes)
     reporter = Reporter(out_fd)
     pending: list[frames.Incoming] = []

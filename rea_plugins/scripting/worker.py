@@ -13,14 +13,13 @@ import linecache
 import os
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, JSONValue, frames
+from rea.plugin import Arguments, JSONObject, JSONValue, claim_protocol_pipes, frames
 from rea_plugins.scripting import protocol
 
 SCRIPT_TRACEBACK_CHARS = 8000
@@ -330,22 +329,8 @@ def run(link: Link, params: protocol.RunParams) -> frames.Outgoing:
     )
 
 
-def _watch_parent(parent: int) -> None:
-    """Exit when the server that started us is gone."""
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(3)
-
-
 def main() -> int:
-    # The protocol owns the original stdin/stdout; anything written to fd 1 goes to stderr instead.
-    in_fd, out_fd = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    in_fd, out_fd = claim_protocol_pipes()
     link = Link(in_fd, out_fd)
     message = link.receive()
     if not isinstance(message, frames.Request) or message.op != protocol.RUN:
