@@ -165,6 +165,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
     "cancelled": ("rea.errors", "cancelled", "The caller cancelled; distinct from a timeout."),
     "invalid_request": ("rea.errors", "invalid_request", "An ``invalid_request`` error with ``details.issues``."),
     "issue": ("rea.errors", "issue", "One entry of ``details.issues``."),
+    "typed_failures": (
+        "rea.decoding",
+        "typed_failures",
+        "A reader whose failures are typed: its ReaError as it is, any other exception ``error(argument, why)``.",
+    ),
     # Evidence, canonical JSON and the analysis cache
     "AnalysisCache": (
         "rea.cache",
@@ -1738,6 +1743,7 @@ __all__ = [
     "symbols_of",
     "text_page",
     "tool_entry",
+    "typed_failures",
     "typelib",
     "types_key",
     "unknown_tool",
@@ -1839,6 +1845,7 @@ if TYPE_CHECKING:
     from rea.config import integer_setting as integer_setting
     from rea.config import memory_limit_setting as memory_limit_setting
     from rea.context import CallContext as CallContext
+    from rea.decoding import typed_failures as typed_failures
     from rea.dependencies import resolve as resolve_dependencies
     from rea.devtools import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
     from rea.devtools import HTTP_TIMEOUT_S as HTTP_TIMEOUT_S

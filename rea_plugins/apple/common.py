@@ -35,6 +35,7 @@ from rea.plugin import (
     open_regular,
     read_error,
     search,
+    typed_failures,
 )
 from rea.plugin import evidence as ev_mod
 
@@ -96,19 +97,12 @@ def malformed(what: str, details: JSONObject | None = None) -> ReaError:
 
 def guarded(handler: Callable[[ToolCall], Evidence]) -> Callable[[ToolCall], Evidence]:
     """A structure that does not decode is a typed error, never a parser's traceback."""
-
-    @functools.wraps(handler)
-    def run(call: ToolCall) -> Evidence:
-        try:
-            return handler(call)
-        except ReaError:
-            raise
-        except (RecursionError, MemoryError):
-            raise undecodable(call, "its structures nest or repeat beyond what can be read") from None
-        except Exception:
-            raise undecodable(call, "a structure in it does not decode") from None
-
-    return run
+    return typed_failures(
+        handler,
+        undecodable,
+        deep="its structures nest or repeat beyond what can be read",
+        broken="a structure in it does not decode",
+    )
 
 
 def undecodable(call: ToolCall, why: str) -> ReaError:

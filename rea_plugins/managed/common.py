@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -16,7 +15,6 @@ from rea.plugin import (
     OperationResult,
     PageOf,
     ProviderIdentity,
-    ReaError,
     Target,
     ToolCall,
     arg_bool,
@@ -26,6 +24,7 @@ from rea.plugin import (
     issue,
     search,
     shown_page,
+    typed_failures,
 )
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
@@ -72,19 +71,12 @@ def static_evidence(
 
 def guarded(handler: Callable[[ToolCall], Evidence]) -> Callable[[ToolCall], Evidence]:
     """A damaged structure met while reading is a typed error naming the metadata, never a parser's text."""
-
-    @functools.wraps(handler)
-    def run(call: ToolCall) -> Evidence:
-        try:
-            return handler(call)
-        except ReaError:
-            raise
-        except (RecursionError, MemoryError):
-            raise reader.malformed("metadata", "structures nest or repeat beyond what can be read") from None
-        except Exception:
-            raise reader.malformed("metadata", "a structure does not decode") from None
-
-    return run
+    return typed_failures(
+        handler,
+        lambda _call, why: reader.malformed("metadata", why),
+        deep="structures nest or repeat beyond what can be read",
+        broken="a structure does not decode",
+    )
 
 
 def load(call: ToolCall, key: str, operation: str, shape: type[S]) -> tuple[Evidence, S]:
