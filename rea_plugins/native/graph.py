@@ -243,28 +243,25 @@ def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], 
     text: dict[int, str] = {}  # address -> its hex, shared by every row that names it
     names: dict[str, str] = {}
     callees: dict[str, list[CalleeRow]] = {}
+
+    def text_of(address: int) -> str:
+        """The address's text, made once; its name noted the first time, unless it is the made ``sub_`` one."""
+        at = text.get(address)
+        if at is None:
+            at = text[address] = hex(address)
+            name = name_of(address)
+            if name and not (name[:4] == "sub_" and name[4:] == at[2:]):
+                names[at] = name
+        return at
+
     last = -1
     rows: list[CalleeRow] = []
     for i in range(offset, hi) if offset < hi else ():
         s, d = caller[i], callee[i]
         if s != last:  # the columns are ordered by caller: a new caller starts its list
             last = s
-            at = text.get(s)
-            if at is None:
-                at = text[s] = hex(s)
-                name = name_of(s)
-                if name and not (name[:4] == "sub_" and name[4:] == at[2:]):
-                    names[at] = name
-            rows = callees[at] = []
-        to: str | None = None
-        if d >= 0:
-            to = text.get(d)
-            if to is None:
-                to = text[d] = hex(d)
-                name = name_of(d)
-                if name and not (name[:4] == "sub_" and name[4:] == to[2:]):
-                    names[to] = name
-        rows.append(CalleeRow(to, _CODES[kinds[i]], calls[i]))
+            rows = callees[text_of(s)] = []
+        rows.append(CalleeRow(text_of(d) if d >= 0 else None, _CODES[kinds[i]], calls[i]))
     return ProgramCallGraphRows(
         offset=offset,
         limit=limit,
