@@ -4,9 +4,10 @@ hashed from, so no answer is ever given under a hash its bytes no longer have.""
 from __future__ import annotations
 
 import hashlib
+import os
 
 from rea.errors import ReaError
-from rea.files import read_regular
+from rea.files import open_regular, read_regular
 from rea.target import Target, read_error
 
 RETRY = "Retry once the file is stable."
@@ -38,6 +39,20 @@ def read_hashed(
     ``confirm_hashed``."""
     try:
         data = read_regular(target.resolved_path, max_bytes, code=code, field=field)
+    except OSError as exc:
+        raise read_error(target.path, exc) from None
+    return confirm_hashed(target, data, remediation)
+
+
+def read_identified(
+    target: Target, max_bytes: int, *, code: str = "unsupported_target", remediation: str = RETRY
+) -> bytes:
+    """The whole file of ``target``, for a caller that refused a target over ``max_bytes`` already (its
+    ``target.size``): read through ``open_regular`` (``code`` when it is no longer a regular file) up to one byte past
+    the bound, so a file that grew past it since fails ``confirm_hashed`` like any other change."""
+    try:
+        with os.fdopen(open_regular(target.resolved_path, code=code, what="target"), "rb") as fh:
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise read_error(target.path, exc) from None
     return confirm_hashed(target, data, remediation)

@@ -326,6 +326,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "read_hashed",
         "A target's whole file, bounded by ``read_regular`` and confirmed to be the bytes it was hashed from.",
     ),
+    "read_identified": (
+        "rea.hashed",
+        "read_identified",
+        "A target's whole file when its size was checked already, confirmed to be the bytes it was hashed from.",
+    ),
     # Analysis providers and the shared native answers
     "fingerprints": (
         "rea.fingerprint",
@@ -1714,6 +1719,7 @@ __all__ = [
     "read_error",
     "read_hashed",
     "read_head",
+    "read_identified",
     "read_pinned",
     "read_provenance",
     "read_regular",
@@ -1883,6 +1889,7 @@ if TYPE_CHECKING:
     from rea.fsnames import shown as shown
     from rea.hashed import confirm_hashed as confirm_hashed
     from rea.hashed import read_hashed as read_hashed
+    from rea.hashed import read_identified as read_identified
     from rea.ledger import LEDGER_MEMORY_MB as LEDGER_MEMORY_MB
     from rea.operations import ANSWER_OPERATIONS as ANSWER_OPERATIONS
     from rea.operations import CORE_OPERATIONS as CORE_OPERATIONS

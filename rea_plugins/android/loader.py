@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
 import re
 import struct
 import threading
@@ -15,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, Target, confirm_hashed, identify, open_regular, read_error
+from rea.plugin import CallContext, ReaError, Target, identify, read_identified
 from rea_plugins.android.model import InputKind
 
 MAX_FILE_BYTES = 1 << 30
@@ -129,7 +128,12 @@ def load(path: str, ctx: CallContext) -> Loaded:
             return hit
     if target.size > MAX_FILE_BYTES:
         raise too_large("the file", MAX_FILE_BYTES, size=target.size)
-    data = _read(target)
+    data = read_identified(
+        target,
+        MAX_FILE_BYTES,
+        code="artifact_changed",
+        remediation="Call again once the file is no longer being written.",
+    )
     silence()
     with LOCK:
         loaded = _parse(target, data, ctx)
@@ -137,15 +141,6 @@ def load(path: str, ctx: CallContext) -> Loaded:
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
     return loaded
-
-
-def _read(target: Target) -> bytes:
-    try:
-        with os.fdopen(open_regular(target.resolved_path, code="artifact_changed", what="target"), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise read_error(target.path, exc) from None
-    return confirm_hashed(target, data, "Call again once the file is no longer being written.")
 
 
 def _parse(target: Target, data: bytes, ctx: CallContext) -> Loaded:

@@ -28,12 +28,11 @@ from rea.plugin import (
     __version__,
     arg_int,
     arg_str,
-    confirm_hashed,
     identify,
     invalid_request,
     issue,
     open_regular,
-    read_error,
+    read_identified,
     search,
     typed_failures,
 )
@@ -185,12 +184,9 @@ def read_bytes(target: Target) -> bytes:
             remediation="Extract the slice or file of interest first.",
             details={"resource": "file_size", "reported_limits": {"max_bytes": MAX_FILE_BYTES}},
         )
-    try:
-        with os.fdopen(open_regular(target.resolved_path, code="unsupported_target", what="target"), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise read_error(target.path, exc) from None
-    return confirm_hashed(target, data, "Open the target again: its bytes are no longer the ones rea hashed.")
+    return read_identified(
+        target, MAX_FILE_BYTES, remediation="Open the target again: its bytes are no longer the ones rea hashed."
+    )
 
 
 # -- Mach-O slices through LIEF ---------------------------------------------------------------------
