@@ -144,21 +144,9 @@ def test_cold_parts_take_their_size_from_the_unwind_table(procedures: list[dict[
 
 
 def test_cold_parts_own_only_their_code(zstd_session: Session, zstd: builds.Build) -> None:
-    objdump = toolchains.require("objdump")
     for name in ("ZSTD_decompressStream.cold", "ZSTD_decompressContinue.part.0.cold"):
         address, size = zstd.symbols()[name]
-        out = subprocess.run(
-            [
-                objdump,
-                "-d",
-                f"--start-address={address:#x}",
-                f"--stop-address={address + size:#x}",
-                str(zstd.unstripped),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+        out = zstd.disassembly(address, size)
         truth = re.findall(r"^[ \t]+([0-9a-f]+):[ \t]+(?:[0-9a-f]{2} )+[ \t]*([a-z]\S*)", out, re.MULTILINE)
         assert truth and not any(m.startswith("call") for _, m in truth)
         rows = zstd_session.execute(

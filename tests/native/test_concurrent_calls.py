@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-
-import pytest
 
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-
-
-@pytest.fixture
-def native(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
-    yield session
-    session.close()
 
 
 def _nm_functions(path: str) -> set[str]:

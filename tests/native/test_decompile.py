@@ -27,6 +27,7 @@ from rea.session import Session
 from rea.testing import call_tool, result_of
 from rea_plugins.native import decompile
 from tests import toolchains
+from tests.native.test_native_progress import functions_source
 
 ENGINE = decompile.engine()
 needs_flatline = pytest.mark.skipif(not ENGINE.available, reason=f"native's decompiler cannot run: {ENGINE.reason}")
@@ -249,24 +250,10 @@ def test_the_worker_killed_mid_call_is_a_typed_error_within_a_second(
     assert "sink(" in _code(session, "main")  # the next call starts a fresh worker
 
 
-def _many_c(functions: int, statements: int) -> str:
-    lines = ["int sink(int);"]
-    for f in range(functions):
-        lines.append(f"__attribute__((noinline)) int work{f}(int *a, int n) {{")
-        lines.append("  int s = n;")
-        for i in range(statements):
-            lines.append(f"  if (a[{i % 31}] == {i + f}) s += sink(s ^ {i}); else s -= a[(s + {i}) & 15];")
-        lines += ["  return s;", "}"]
-    lines.append("__attribute__((noinline)) int sink(int x) { return x * 3; }")
-    calls = " + ".join(f"work{f}(a, c)" for f in range(functions))
-    lines.append(f"int main(int c, char **v) {{ int a[32] = {{0}}; (void)v; return {calls}; }}")
-    return "\n".join(lines) + "\n"
-
-
 @needs_flatline
 def test_batch_decompile_keeps_both_workers_busy(opened: Any, tmp_path: Path, rea_registry: Registry) -> None:
     names = [f"work{f}" for f in range(6)]
-    session = opened(str(_gcc(tmp_path, "many", _many_c(len(names), 30))))
+    session = opened(str(_gcc(tmp_path, "many", functions_source(len(names), 30))))
     pool = rea_registry.providers["native"].pool()  # type: ignore[attr-defined]
     both = threading.Event()
     stop = threading.Event()

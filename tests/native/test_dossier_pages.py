@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from rea import evidence as ev_mod
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 
 SMALL = {"limit": 2, "max_instructions": 5}
-
-
-@pytest.fixture
-def native(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
-    try:
-        yield session
-    finally:
-        session.close()
 
 
 def test_a_dossier_that_fits_is_the_complete_record(native: Session) -> None:

@@ -98,6 +98,14 @@ def test_copied_library_variables_are_data_imports(zstd: tuple[builds.Build, Ses
     assert not set(copied) & {p["name"] for p in _procedures(session)}
 
 
+_INTEL = ("-M", "intel", "--no-show-raw-insn")
+
+
+def _register_call_sites(text: str) -> list[int]:
+    """The addresses of the calls through a register in objdump's Intel-syntax ``text``."""
+    return [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", text, re.M)]
+
+
 def test_a_register_call_loaded_with_either_of_two_functions_resolves_to_both(
     zstd: tuple[builds.Build, Session],
 ) -> None:
@@ -107,23 +115,8 @@ def test_a_register_call_loaded_with_either_of_two_functions_resolves_to_both(
     one, four = symbols["HUF_compress1X_repeat"][0], symbols["HUF_compress4X_repeat"][0]
     # Truth from the unstripped build: ZSTD_compressLiterals's one register call, and the two functions the
     # source chooses between (`singleStream ? HUF_compress1X_repeat : HUF_compress4X_repeat`).
-    objdump = toolchains.require("objdump")
-    text = subprocess.run(
-        [
-            objdump,
-            "-d",
-            "-M",
-            "intel",
-            "--no-show-raw-insn",
-            f"--start-address={literals}",
-            f"--stop-address={literals + symbols['ZSTD_compressLiterals'][1]}",
-            str(build.unstripped),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", text, re.M)]
+    text = build.disassembly(literals, symbols["ZSTD_compressLiterals"][1], *_INTEL)
+    sites = _register_call_sites(text)
     assert len(sites) == 1
     targets = result_of(session, "resolve_native_call_targets", {"procedure": hex(literals), "address": hex(sites[0])})
     site = targets["call_sites"][0]
@@ -149,23 +142,8 @@ def test_a_register_call_through_a_select_spilled_to_the_stack_resolves_to_both(
     assert "cmp(ctx, ptr, grpEnd)" in source
     symbols = build.symbols()
     start, size = symbols["COVER_ctx_init"]
-    objdump = toolchains.require("objdump")
-    text = subprocess.run(
-        [
-            objdump,
-            "-d",
-            "-M",
-            "intel",
-            "--no-show-raw-insn",
-            f"--start-address={start}",
-            f"--stop-address={start + size}",
-            str(build.unstripped),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", text, re.M)]
+    text = build.disassembly(start, size, *_INTEL)
+    sites = _register_call_sites(text)
     assert len(sites) == 1 and re.search(r"\scmov\w+\s", text)
     found = result_of(session, "resolve_native_call_targets", {"procedure": hex(start), "address": hex(sites[0])})
     site = found["call_sites"][0]

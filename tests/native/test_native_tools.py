@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -19,16 +18,6 @@ from rea.testing import call_tool, result_of
 from rea_plugins.native.decompile import engine
 
 DECOMPILER = engine().available
-
-
-@pytest.fixture
-def native(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
-    try:
-        yield session
-    finally:
-        session.close()
 
 
 def binary_tools(registry: Registry) -> list[Any]:

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
-
-
-@pytest.fixture
-def native(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
-    session = Session(rea_registry)
-    result_of(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
-    try:
-        yield session
-    finally:
-        session.close()
 
 
 def test_call_graph_structured_by_default_and_drawn_on_request(native: Session) -> None:

@@ -67,6 +67,23 @@ class Build:
                 found.setdefault(parts[2], (int(parts[0], 16), 0))
         return found
 
+    def disassembly(self, start: int, size: int, *options: str) -> str:
+        """objdump's disassembly of the unstripped build from ``start`` for ``size`` bytes (the truth for code)."""
+        objdump = toolchains.require("objdump")
+        return subprocess.run(
+            [
+                objdump,
+                "-d",
+                *options,
+                f"--start-address={start:#x}",
+                f"--stop-address={start + size:#x}",
+                str(self.unstripped),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
     def pe_imports(self) -> dict[str, set[str]]:
         """DLL -> imported names of a PE build, as objdump reads its import directory (the truth for imports)."""
         objdump = toolchains.require("objdump")
