@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import zipfile
@@ -17,10 +14,10 @@ from typing import Any
 import pytest
 
 from tests import toolchains
+from tests.robustness.hostile import BLOCK, asar_bytes, build_asar
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".fixtures"
 NPM_PREFIX = FIXTURES / "npm-asar"
-BLOCK = 4 * 1024 * 1024
 
 
 @pytest.fixture(scope="session")
@@ -118,55 +115,6 @@ def app_asar(packed_app: Path, tmp_path: Path) -> Path:
 
 
 # -- hand-written ASARs for hostile and corrupt cases ------------------------------------------
-
-
-def integrity(data: bytes) -> dict[str, Any]:
-    blocks = [hashlib.sha256(data[i : i + BLOCK]).hexdigest() for i in range(0, len(data), BLOCK)] or [
-        hashlib.sha256(b"").hexdigest()
-    ]
-    return {"algorithm": "SHA256", "hash": hashlib.sha256(data).hexdigest(), "blockSize": BLOCK, "blocks": blocks}
-
-
-def asar_bytes(header: Any, data: bytes = b"", *, raw_json: bytes | None = None) -> bytes:
-    """Serialize an ASAR the way Chromium's Pickle does: size pickle, header pickle, then data."""
-    text = raw_json if raw_json is not None else json.dumps(header).encode()
-    padded = text + b"\0" * (-len(text) % 4)
-    header_pickle = struct.pack("<II", len(padded) + 4, len(text)) + padded
-    return struct.pack("<II", 4, len(header_pickle)) + header_pickle + data
-
-
-def build_asar(
-    files: dict[str, bytes],
-    *,
-    unpacked: tuple[str, ...] = (),
-    links: dict[str, str] | None = None,
-    with_integrity: bool = True,
-) -> tuple[dict[str, Any], bytes]:
-    """A header and data region for ``files`` (nested directories from '/' in names)."""
-    root: dict[str, Any] = {"files": {}}
-    data = b""
-    for rel in sorted(files):
-        node = root
-        parts = rel.split("/")
-        for part in parts[:-1]:
-            node = node["files"].setdefault(part, {"files": {}})
-        content = files[rel]
-        entry: dict[str, Any] = {"size": len(content)}
-        if with_integrity:
-            entry["integrity"] = integrity(content)
-        if rel in unpacked:
-            entry["unpacked"] = True
-        else:
-            entry["offset"] = str(len(data))
-            data += content
-        node["files"][parts[-1]] = entry
-    for rel, target in (links or {}).items():
-        node = root
-        parts = rel.split("/")
-        for part in parts[:-1]:
-            node = node["files"].setdefault(part, {"files": {}})
-        node["files"][parts[-1]] = {"link": target}
-    return root, data
 
 
 def write_asar(path: Path, files: dict[str, bytes], **kw: Any) -> Path:

@@ -340,7 +340,14 @@ def asar_bytes(header: Any, data: bytes = b"", *, raw_json: bytes | None = None)
     return struct.pack("<II", 4, len(header_pickle)) + header_pickle + data
 
 
-def build_asar(files: dict[str, bytes], *, unpacked: tuple[str, ...] = ()) -> tuple[dict[str, Any], bytes]:
+def build_asar(
+    files: dict[str, bytes],
+    *,
+    unpacked: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
+    with_integrity: bool = True,
+) -> tuple[dict[str, Any], bytes]:
+    """A header and data region for ``files`` (nested directories from '/' in names)."""
     root: dict[str, Any] = {"files": {}}
     data = b""
     for rel in sorted(files):
@@ -348,13 +355,22 @@ def build_asar(files: dict[str, bytes], *, unpacked: tuple[str, ...] = ()) -> tu
         parts = rel.split("/")
         for part in parts[:-1]:
             node = node["files"].setdefault(part, {"files": {}})
-        entry: dict[str, Any] = {"size": len(files[rel]), "integrity": integrity(files[rel])}
+        content = files[rel]
+        entry: dict[str, Any] = {"size": len(content)}
+        if with_integrity:
+            entry["integrity"] = integrity(content)
         if rel in unpacked:
             entry["unpacked"] = True
         else:
             entry["offset"] = str(len(data))
-            data += files[rel]
+            data += content
         node["files"][parts[-1]] = entry
+    for rel, target in (links or {}).items():
+        node = root
+        parts = rel.split("/")
+        for part in parts[:-1]:
+            node = node["files"].setdefault(part, {"files": {}})
+        node["files"][parts[-1]] = {"link": target}
     return root, data
 
 

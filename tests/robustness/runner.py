@@ -14,12 +14,18 @@ import shutil
 import stat
 import time
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
+
 from rea.cache_key import KEY_FILE
-from rea.errors import CODES
+from rea.errors import CODES, ReaError
+from rea.session import Session
+from rea.testing import call_tool
 from tests.robustness.corpus import Case
 from tests.robustness.hostile import ISSUE24
 from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
@@ -125,6 +131,42 @@ def readable_texts(reply: Reply) -> list[str]:
                     if isinstance(nested, dict):
                         out.append(str(nested.get("error") or ""))
     return [t for t in out if t]
+
+
+def judge(reply: Reply, label: str, problems: list[str]) -> str | None:
+    """One hostile call's reply: a hang or a crash fails the test; an RPC error, an untyped error or exception text a
+    person would read is a problem named by ``label``. The outcome: ``ok`` or the error's code (None for an RPC
+    error)."""
+    if reply.status in ("hang", "crash"):
+        pytest.fail(f"{label}: {reply.status}", pytrace=False)
+    if reply.status == "rpc_error":
+        problems.append(f"{label}: {str(reply.payload)[:200]}")
+        return None
+    outcome = "ok"
+    if reply.status == "error":
+        why = untyped(reply.payload)
+        if why:
+            problems.append(f"{label}: {why}")
+        outcome = reply.payload["error"]["code"]
+    for text in readable_texts(reply):
+        if EXCEPTION_NAME.search(text):
+            problems.append(f"{label}: exception text in {text[:200]!r}")
+    return outcome
+
+
+def answer_or_refusal(
+    session: Session, tool: str, args: dict[str, Any], codes: Collection[str], parser_words: Collection[str]
+) -> dict[str, Any] | None:
+    """An in-process call's result, or None after a refusal with one of ``codes`` whose message names none of the
+    parser's internals (``parser_words``)."""
+    try:
+        out = call_tool(session, tool, args)
+    except ReaError as exc:
+        assert exc.code in codes, (tool, exc.code, exc.message)
+        assert not any(word in exc.message for word in parser_words), exc.message
+        return None
+    assert out.evidence is not None
+    return dict(msgspec.to_builtins(out.evidence.normalized_result))
 
 
 def tree(root: Path) -> dict[str, tuple[int, int]]:

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from tests.mcp.harness import server_env
 
@@ -112,6 +112,14 @@ class Server:
         if reply.status != "ok":
             raise RuntimeError(f"rea serve did not initialize: {reply}")
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    @classmethod
+    def under(cls, root: Path) -> Self:
+        """A server whose TMPDIR, HOME, working directory and cache are fresh folders under ``root``."""
+        dirs = {name: root / name for name in ("tmp", "home", "cwd", "cache")}
+        for d in dirs.values():
+            d.mkdir()
+        return cls(dirs["tmp"], dirs["home"], dirs["cwd"], dirs["cache"], root / "stderr.log")
 
     def _send(self, message: Any) -> None:
         assert self.proc.stdin is not None

@@ -121,10 +121,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_hostile_android_inputs_through_one_server(corpus: Path, tmp_path: Path) -> None:
-    dirs = {name: tmp_path / name for name in ("tmp", "home", "cwd", "cache")}
-    for d in dirs.values():
-        d.mkdir()
-    server = Server(dirs["tmp"], dirs["home"], dirs["cwd"], dirs["cache"], tmp_path / "stderr.log")
+    server = Server.under(tmp_path)
     outcomes: Counter[str] = Counter()
     problems: list[str] = []
     try:
@@ -133,22 +130,9 @@ def test_hostile_android_inputs_through_one_server(corpus: Path, tmp_path: Path)
             calls = [(tool, {"path": str(path), **args}) for tool, args in TOOLS]
             calls.append(("compare_android_packages", {"left_path": str(path), "right_path": str(path)}))
             for tool, call_args in calls:
-                reply = server.call(tool, call_args, DEADLINE_S)
-                if reply.status in ("hang", "crash"):
-                    pytest.fail(f"{path.name} {tool}: {reply.status}", pytrace=False)
-                if reply.status == "rpc_error":
-                    problems.append(f"{path.name} {tool}: {str(reply.payload)[:200]}")
-                    continue
-                if reply.status == "error":
-                    why = runner.untyped(reply.payload)
-                    if why:
-                        problems.append(f"{path.name} {tool}: {why}")
-                    outcomes[reply.payload["error"]["code"]] += 1
-                else:
-                    outcomes["ok"] += 1
-                for text in runner.readable_texts(reply):
-                    if runner.EXCEPTION_NAME.search(text):
-                        problems.append(f"{path.name} {tool}: exception text in {text[:200]!r}")
+                outcome = runner.judge(server.call(tool, call_args, DEADLINE_S), f"{path.name} {tool}", problems)
+                if outcome is not None:
+                    outcomes[outcome] += 1
         # The plugin starts no process; anything here is the kernel's own (bounded like the main suite's).
         assert len(server.children()) <= runner.MAX_CHILDREN, server.children()
         runner.REPORT.append(

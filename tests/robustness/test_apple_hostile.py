@@ -43,10 +43,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_hostile_apple_inputs_through_one_server(corpus: Path, tmp_path: Path) -> None:
-    dirs = {name: tmp_path / name for name in ("tmp", "home", "cwd", "cache")}
-    for d in dirs.values():
-        d.mkdir()
-    server = Server(dirs["tmp"], dirs["home"], dirs["cwd"], dirs["cache"], tmp_path / "stderr.log")
+    server = Server.under(tmp_path)
     outcomes: Counter[str] = Counter()
     problems: list[str] = []
     try:
@@ -54,22 +51,9 @@ def test_hostile_apple_inputs_through_one_server(corpus: Path, tmp_path: Path) -
         calls.append(("trace_dylib_resolution", {"path": str(corpus / "Broken.app")}))
         for tool, args in calls:
             name = Path(args["path"]).name
-            reply = server.call(tool, args, DEADLINE_S)
-            if reply.status in ("hang", "crash"):
-                pytest.fail(f"{name} {tool}: {reply.status}", pytrace=False)
-            if reply.status == "rpc_error":
-                problems.append(f"{name} {tool}: {str(reply.payload)[:200]}")
-                continue
-            if reply.status == "error":
-                why = runner.untyped(reply.payload)
-                if why:
-                    problems.append(f"{name} {tool}: {why}")
-                outcomes[reply.payload["error"]["code"]] += 1
-            else:
-                outcomes["ok"] += 1
-            for text in runner.readable_texts(reply):
-                if runner.EXCEPTION_NAME.search(text):
-                    problems.append(f"{name} {tool}: exception text in {text[:200]!r}")
+            outcome = runner.judge(server.call(tool, args, DEADLINE_S), f"{name} {tool}", problems)
+            if outcome is not None:
+                outcomes[outcome] += 1
         assert len(server.children()) <= runner.MAX_CHILDREN, server.children()
         runner.REPORT.append(
             f"apple hostile: {sum(outcomes.values())} calls over {len(calls) // len(TOOLS)} files: "

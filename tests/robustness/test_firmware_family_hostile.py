@@ -14,31 +14,20 @@ import random
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
-from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool
 from tests.evm.evmfixtures import RUNTIME_HEX
 from tests.firmware.fwfixtures import assemble
+from tests.robustness import runner
 from tests.sqlite.sqlitefixtures import build
 
 PARSER_WORDS = ("Traceback", "sqlite3.", "DatabaseError", "PanicException", "KeyError", "IndexError", "unblob.")
 CODES = {"unsupported_target", "invalid_request", "resource_constraint", "artifact_operation_failed"}
 SEED = 52
-
-
-@pytest.fixture(scope="module")
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 @pytest.fixture(autouse=True)
@@ -56,15 +45,7 @@ def _ours() -> set[str]:
 
 
 def _answers(session: Session, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """The call's result, or None after a typed refusal whose message names no parser internals."""
-    try:
-        out = call_tool(session, tool, args)
-    except ReaError as exc:
-        assert exc.code in CODES, (tool, exc.code, exc.message)
-        assert not any(word in exc.message for word in PARSER_WORDS), exc.message
-        return None
-    assert out.evidence is not None
-    return dict(msgspec.to_builtins(out.evidence.normalized_result))
+    return runner.answer_or_refusal(session, tool, args, CODES, PARSER_WORDS)
 
 
 # -- SQLite -------------------------------------------------------------------------------------------------------

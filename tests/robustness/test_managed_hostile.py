@@ -6,7 +6,7 @@ The damaged files are a compiled assembly with bytes patched at offsets dnfile r
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,6 @@ import dnfile
 import pytest
 
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
@@ -29,13 +28,6 @@ def intact(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     mcs = toolchains.require("mcs")
     folder = tmp_path_factory.mktemp("managed-hostile")
     return csharp.compile_cs(mcs, folder, "Lib.dll", csharp.LIB_V1).read_bytes()
-
-
-@pytest.fixture(scope="module")
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 def _layout(data: bytes) -> tuple[Any, int]:

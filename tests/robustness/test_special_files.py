@@ -216,10 +216,7 @@ def _error(message: dict[str, Any]) -> dict[str, Any] | None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConcurrentServer]:
     root = tmp_path_factory.mktemp("special-files")
-    dirs = {name: root / name for name in ("tmp", "home", "cwd", "cache")}
-    for d in dirs.values():
-        d.mkdir()
-    srv = ConcurrentServer(dirs["tmp"], dirs["home"], dirs["cwd"], dirs["cache"], root / "stderr.log")
+    srv = ConcurrentServer.under(root)
     try:
         yield srv
     finally:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import struct
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,35 +14,20 @@ import msgspec
 import pytest
 
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
 from tests.crash import crashfixtures
 from tests.kernel.test_golang import buildinfo, pclntab_118
+from tests.robustness import runner
 from tests.wasm import wasmfixtures
 
 PARSER_WORDS = ("Traceback", "IndexError", "KeyError", "struct.error", "GoFormatError", "WasmParseError", "lief")
 CODES = {"unsupported_target", "invalid_request", "resource_constraint", "target_unsupported"}
 
 
-@pytest.fixture(scope="module")
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
-
-
 def _answers(session: Session, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """The call's result, or None after a typed refusal whose message names no parser internals."""
-    try:
-        out = call_tool(session, tool, args)
-    except ReaError as exc:
-        assert exc.code in CODES, (tool, exc.code, exc.message)
-        assert not any(word in exc.message for word in PARSER_WORDS), exc.message
-        return None
-    assert out.evidence is not None
-    return dict(msgspec.to_builtins(out.evidence.normalized_result))
+    return runner.answer_or_refusal(session, tool, args, CODES, PARSER_WORDS)
 
 
 # -- cores --------------------------------------------------------------------------------------------------------
