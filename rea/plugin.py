@@ -999,15 +999,15 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "operation_routes",
         "A worker route per contract operation of a table (operation to holder and method).",
     ),
-    "serve": (
-        "rea.process.worker",
-        "serve",
-        "Answer framed requests on stdin/stdout until stdin closes; returns the exit status.",
-    ),
     "claim_protocol_pipes": (
         "rea.process.worker",
         "claim_protocol_pipes",
         "Take a worker's stdin/stdout for the frame protocol (prints go to stderr); exit when the server is gone.",
+    ),
+    "serve": (
+        "rea.process.worker",
+        "serve",
+        "Answer framed requests on stdin/stdout until stdin closes; returns the exit status.",
     ),
     # Annotations, types, search and unknowns
     "LIMITS": ("rea.annotations", "LIMITS", "The annotation fields' length bounds (field name to maximum characters)."),
@@ -1639,12 +1639,12 @@ __all__ = [
     "chained_rebase_target",
     "check_field",
     "choice_setting",
+    "claim_protocol_pipes",
     "compile_pattern",
     "compile_regex",
     "confine",
     "confirm_hashed",
     "conflict",
-    "claim_protocol_pipes",
     "decode",
     "decode_data_url",
     "default_cache",
@@ -2015,6 +2015,7 @@ if TYPE_CHECKING:
     from rea.process.worker import Reporter as Reporter
     from rea.process.worker import Result as Result
     from rea.process.worker import Route as Route
+    from rea.process.worker import claim_protocol_pipes as claim_protocol_pipes
     from rea.process.worker import operation_routes as operation_routes
     from rea.process.worker import serve as serve
     from rea.providers import AnalysisClient as AnalysisClient
@@ -2022,7 +2023,6 @@ if TYPE_CHECKING:
     from rea.providers import Availability as Availability
     from rea.providers import CloseOutcome as CloseOutcome
     from rea.providers import Feature as Feature
-    from rea.process.worker import claim_protocol_pipes as claim_protocol_pipes
     from rea.providers import OperationResult as OperationResult
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport
