@@ -144,14 +144,16 @@ def listed_packages() -> set[str]:
     return out
 
 
+def compile_c(source: str, out: Path, name: str, *flags: str, compiler: str = "gcc") -> Path:
+    """``source`` written to ``out / name.c`` and built with ``compiler`` and ``flags`` into ``out / name``."""
+    cc = require(compiler)
+    (out / f"{name}.c").write_text(source)
+    subprocess.run(
+        [cc, *flags, "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True, timeout=120
+    )
+    return out / name
+
+
 def compile_programs(sources: dict[str, str], out: Path) -> dict[str, Path]:
     """Each C source built with gcc -O0 into ``out`` (name -> executable): small programs tests drive."""
-    gcc = require("gcc")
-    built = {}
-    for name, source in sources.items():
-        (out / f"{name}.c").write_text(source)
-        subprocess.run(
-            [gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True, timeout=120
-        )
-        built[name] = out / name
-    return built
+    return {name: compile_c(source, out, name, "-O0") for name, source in sources.items()}

@@ -17,6 +17,8 @@ from typing import TypeVar
 
 import psutil
 
+from rea.process import procfs
+
 T = TypeVar("T")
 
 # What "not there yet" looks like for the things tests poll: a file or socket not made yet, an SQLite file whose
@@ -91,3 +93,8 @@ def gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+def still_running(pids: list[int]) -> list[int]:
+    """The pids still running (a zombie has ended: this container's pid 1 may never reap it)."""
+    return [p for p in pids if (info := procfs.read(p)) is not None and info.state != "Z"]

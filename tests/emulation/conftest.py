@@ -90,13 +90,6 @@ def routines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def pie_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The routines in a gcc PIE with main (libc linked: imports through the PLT)."""
     require_unicorn()
+    source = ROUTINES_C + "int main(int argc, char **argv) { return arith(argc, 2, 3); }\n"
     out = tmp_path_factory.mktemp("emulation-pie")
-    (out / "pie.c").write_text(ROUTINES_C + "int main(int argc, char **argv) { return arith(argc, 2, 3); }\n")
-    gcc = toolchains.require("gcc")
-    subprocess.run(
-        [gcc, "-O1", "-fno-inline", "-fpie", "-pie", "-o", str(out / "pie"), str(out / "pie.c")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out / "pie"
+    return toolchains.compile_c(source, out, "pie", "-O1", "-fno-inline", "-fpie", "-pie")

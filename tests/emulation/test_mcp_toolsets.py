@@ -4,7 +4,6 @@ over the wire, and a debug session's processes ended when the connection closes.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -13,31 +12,18 @@ import anyio
 import pytest
 
 from rea.catalog.document import build_catalog
-from rea.process import procfs
 from rea.registry import Registry
 from tests import toolchains
 from tests.lldb.conftest import require_lldb
 from tests.lldb.test_debug_sessions import POINT_C
 from tests.mcp.harness import connect
+from tests.waiting import still_running
 
 
 @pytest.fixture(scope="module")
 def point_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = toolchains.require("gcc")
     require_lldb()
-    out = tmp_path_factory.mktemp("mcp-debug")
-    (out / "point.c").write_text(POINT_C)
-    subprocess.run([gcc, "-O0", "-g", "-o", str(out / "point"), str(out / "point.c")], check=True, timeout=120)
-    return out / "point"
-
-
-def _alive(pids: list[int]) -> list[int]:
-    out = []
-    for pid in pids:
-        info = procfs.read(pid)
-        if info is not None and info.state != "Z":
-            out.append(pid)
-    return out
+    return toolchains.compile_c(POINT_C, tmp_path_factory.mktemp("mcp-debug"), "point", "-O0", "-g")
 
 
 def _result(reply: Any) -> dict[str, Any]:
@@ -83,11 +69,11 @@ def test_toolsets_on_demand_hints_and_a_session_ended_with_the_connection(
             session = _result(await client.call_tool("binary_session", {}))
             snaps = session["analysis_run"]["process_lineage"]["snapshots"]
             pids.extend(p for s in snaps if s["event"] == "debuggee_launched" for p in [s["pid"], *s["descendants"]])
-            assert len(_alive(pids)) == len(pids) >= 3
+            assert len(still_running(pids)) == len(pids) >= 3
             # Left running on purpose: closing the connection must end it.
 
     anyio.run(main)
     deadline = time.monotonic() + 15
-    while _alive(pids) and time.monotonic() < deadline:
+    while still_running(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(pids) == [], json.dumps(pids)
+    assert still_running(pids) == [], json.dumps(pids)

@@ -28,13 +28,14 @@ def require_lldb() -> None:
         toolchains.unavailable("LLDB's Python bindings are not installed: pip install 'rea-reverse[lldb]'")
 
 
+def symbol_address(program: Path, name: str) -> int:
+    """The address nm gives ``name`` in ``program`` (link-time, so an offset in a PIE)."""
+    nm = toolchains.require("nm")
+    listing = subprocess.run([nm, str(program)], check=True, capture_output=True, text=True).stdout
+    return next(int(line.split()[0], 16) for line in listing.splitlines() if line.endswith(f" {name}"))
+
+
 @pytest.fixture(scope="session")
 def chain_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = toolchains.require("gcc")
     require_lldb()
-    out = tmp_path_factory.mktemp("lldb-chain")
-    (out / "chain.c").write_text(CHAIN_C)
-    subprocess.run(
-        [gcc, "-O0", "-g", "-o", str(out / "chain"), str(out / "chain.c")], check=True, capture_output=True, timeout=120
-    )
-    return out / "chain"
+    return toolchains.compile_c(CHAIN_C, tmp_path_factory.mktemp("lldb-chain"), "chain", "-O0", "-g")

@@ -3,7 +3,6 @@ same static addresses, breakpoints by name, argument registers and steps as a na
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
-from tests.lldb.conftest import require_lldb
+from tests.lldb.conftest import require_lldb, symbol_address
 
 SCALE_C = r"""
 #include <stdio.h>
@@ -30,23 +29,9 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="session")
 def arm64_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = toolchains.require("aarch64-linux-gnu-gcc")
     require_lldb()
     out = tmp_path_factory.mktemp("lldb-arm64")
-    (out / "scale.c").write_text(SCALE_C)
-    subprocess.run(
-        [gcc, "-O0", "-g", "-fpie", "-pie", "-o", str(out / "scale"), str(out / "scale.c")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out / "scale"
-
-
-def _symbol(program: Path, name: str) -> int:
-    nm = toolchains.require("nm")
-    listing = subprocess.run([nm, str(program)], check=True, capture_output=True, text=True).stdout
-    return next(int(line.split()[0], 16) for line in listing.splitlines() if line.endswith(f" {name}"))
+    return toolchains.compile_c(SCALE_C, out, "scale", "-O0", "-g", "-fpie", "-pie", compiler="aarch64-linux-gnu-gcc")
 
 
 def _call(session: Session, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +41,7 @@ def _call(session: Session, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def test_break_by_name_and_read_arguments_on_aarch64(rea_session: Session, arm64_program: Path) -> None:
     toolchains.require("qemu-aarch64")
-    scale = _symbol(arm64_program, "scale")
+    scale = symbol_address(arm64_program, "scale")
     result_of(rea_session, "open_binary", {"path": str(arm64_program)})
     launched = _call(rea_session, "debug_launch", {"arguments": ["x"], "environment": {"GREETING": "hello"}})
     sid = launched["session"]
@@ -93,7 +78,7 @@ def test_break_by_name_and_read_arguments_on_aarch64(rea_session: Session, arm64
 
 def test_stop_at_entry_and_break_at_a_static_address(rea_session: Session, arm64_program: Path) -> None:
     toolchains.require("qemu-aarch64")
-    scale = hex(_symbol(arm64_program, "scale"))
+    scale = hex(symbol_address(arm64_program, "scale"))
     launched = _call(rea_session, "debug_launch", {"executable": str(arm64_program), "stop_at": "entry"})
     sid = launched["session"]
     assert launched["stop"]["reason"] == "entry"

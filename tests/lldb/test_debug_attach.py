@@ -58,12 +58,8 @@ print(json.dumps(out), flush=True)
 
 @pytest.fixture(scope="session")
 def ticker(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = toolchains.require("gcc")
     require_lldb()
-    out = tmp_path_factory.mktemp("lldb-attach")
-    (out / "ticker.c").write_text(TICKER_C)
-    subprocess.run([gcc, "-O0", "-g", "-o", str(out / "ticker"), str(out / "ticker.c")], check=True, timeout=120)
-    return out / "ticker"
+    return toolchains.compile_c(TICKER_C, tmp_path_factory.mktemp("lldb-attach"), "ticker", "-O0", "-g")
 
 
 def _lines(path: Path) -> int:

@@ -13,12 +13,12 @@ import msgspec
 import pytest
 
 from rea.errors import ReaError
-from rea.process import procfs
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
-from tests.lldb.conftest import require_lldb
+from tests.lldb.conftest import require_lldb, symbol_address
+from tests.waiting import still_running
 
 POINT_C = r"""
 #include <stdio.h>
@@ -38,32 +38,8 @@ int main(void) {
 
 @pytest.fixture(scope="session")
 def point_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = toolchains.require("gcc")
     require_lldb()
-    out = tmp_path_factory.mktemp("lldb-debug")
-    (out / "point.c").write_text(POINT_C)
-    subprocess.run(
-        [gcc, "-O0", "-g", "-fpie", "-pie", "-o", str(out / "point"), str(out / "point.c")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return out / "point"
-
-
-def _symbol(program: Path, name: str) -> int:
-    nm = toolchains.require("nm")
-    listing = subprocess.run([nm, str(program)], check=True, capture_output=True, text=True).stdout
-    return next(int(line.split()[0], 16) for line in listing.splitlines() if line.endswith(f" {name}"))
-
-
-def _alive(pids: list[int]) -> list[int]:
-    out = []
-    for pid in pids:
-        info = procfs.read(pid)
-        if info is not None and info.state != "Z":
-            out.append(pid)
-    return out
+    return toolchains.compile_c(POINT_C, tmp_path_factory.mktemp("lldb-debug"), "point", "-O0", "-g", "-fpie", "-pie")
 
 
 def _launched_pids(session: Session) -> list[int]:
@@ -91,7 +67,7 @@ def test_break_read_step_watch_and_end(rea_session: Session, point_program: Path
 
     # Break at move by name: its first argument is &p, read through the declared struct.
     bp = _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "move"})["breakpoint"]
-    assert bp["locations"][0]["address"] == hex(_symbol(point_program, "move"))
+    assert bp["locations"][0]["address"] == hex(symbol_address(point_program, "move"))
     stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
     assert stop["reason"] == "breakpoint" and stop["procedure"] == "move" and stop["breakpoint"] == bp["id"]
     state = _call(rea_session, "debug_state", {"session": sid})
@@ -126,17 +102,17 @@ def test_break_read_step_watch_and_end(rea_session: Session, point_program: Path
     assert [(b["id"], b["kind"], b["hit_count"]) for b in listed] == [(helper_bp["id"], "name", 1)]
     _call(rea_session, "debug_breakpoint", {"session": sid, "action": "delete", "id": helper_bp["id"]})
     watch = _call(rea_session, "debug_breakpoint", {"session": sid, "watch": {"variable": "hits"}})["breakpoint"]
-    assert watch["spec"]["address"] == hex(_symbol(point_program, "hits"))
+    assert watch["spec"]["address"] == hex(symbol_address(point_program, "hits"))
     watched = _call(rea_session, "debug_continue", {"session": sid})["stop"]
     assert watched["reason"] == "watchpoint" and watched["procedure"].startswith("helper+")
     hits = _call(rea_session, "debug_read_memory", {"session": sid, "address": watch["spec"]["address"], "length": 4})
     assert int.from_bytes(bytes.fromhex(hits["memory"]["hex"]), "little") == 3
 
     pids = _launched_pids(rea_session)
-    assert _alive(pids) == pids
+    assert still_running(pids) == pids
     ended = _call(rea_session, "debug_end", {"session": sid})
     assert ended["ended"] and ended["stop"]["state"] == "exited"
-    assert _alive(pids) == []
+    assert still_running(pids) == []
     with pytest.raises(ReaError) as info:
         call_tool(rea_session, "debug_state", {"session": sid})
     assert info.value.details["reason"] == "debug_end"
@@ -144,7 +120,7 @@ def test_break_read_step_watch_and_end(rea_session: Session, point_program: Path
 
 def test_static_addresses_and_notebook_names_on_a_pie(rea_session: Session, point_program: Path) -> None:
     result_of(rea_session, "open_binary", {"path": str(point_program)})
-    helper = _symbol(point_program, "helper")
+    helper = symbol_address(point_program, "helper")
     result_of(rea_session, "set_address_name", {"address": hex(helper), "name": "tens_plus"})
     sid = _call(rea_session, "debug_launch", {"stop_at": "entry"})["session"]
     bp = _call(rea_session, "debug_breakpoint", {"session": sid, "address": hex(helper)})["breakpoint"]
@@ -177,7 +153,7 @@ def test_sessions_end_with_the_mcp_session_and_when_idle(rea_registry: Registry,
     assert first != second
     lineage = result_of(session, "binary_session", {})["analysis_run"]["process_lineage"]["snapshots"]
     pids = [p for s in lineage if s["event"] == "debuggee_launched" for p in [s["pid"], *s["descendants"]]]
-    assert len(_alive(pids)) == len(pids) >= 6
+    assert len(still_running(pids)) == len(pids) >= 6
     time.sleep(12.5)
     with pytest.raises(ReaError) as info:
         call_tool(session, "debug_state", {"session": second})
@@ -185,9 +161,9 @@ def test_sessions_end_with_the_mcp_session_and_when_idle(rea_registry: Registry,
     assert _call(session, "debug_state", {"session": first})["stop"]["state"] == "stopped"
     session.close()
     deadline = time.monotonic() + 10
-    while _alive(pids) and time.monotonic() < deadline:
+    while still_running(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(pids) == []
+    assert still_running(pids) == []
 
 
 CRASHING_SERVER = r"""
@@ -217,14 +193,14 @@ def test_nothing_is_left_after_the_server_is_killed(point_program: Path, tmp_pat
     try:
         assert server.stdout is not None
         pids = json.loads(server.stdout.readline())
-        assert len(_alive(pids)) == len(pids) >= 3
+        assert len(still_running(pids)) == len(pids) >= 3
     finally:
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while _alive(pids) and time.monotonic() < deadline:
+    while still_running(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(pids) == []
+    assert still_running(pids) == []
 
 
 def test_a_program_that_floods_and_never_stops_cannot_block_the_calls(rea_session: Session, tmp_path: Path) -> None:
@@ -263,7 +239,7 @@ def test_a_source_line_breakpoint_with_a_condition(rea_session: Session, point_p
     assert stop["source"] == "point.c:6" and stop["procedure"].startswith("move")
     # Of the three calls only dx == 2 stops: helper ran once or twice by then (the line's location may follow
     # its call), and the next continue runs to the end.
-    hits = hex(_symbol(point_program, "hits"))
+    hits = hex(symbol_address(point_program, "hits"))
     read = _call(rea_session, "debug_read_memory", {"session": sid, "address": hits, "length": 4})["memory"]
     assert int.from_bytes(bytes.fromhex(read["hex"]), "little") in (1, 2)
     assert _call(rea_session, "debug_continue", {"session": sid})["stop"]["state"] == "exited"
@@ -287,13 +263,13 @@ def test_a_forked_child_goes_with_the_session(rea_session: Session, tmp_path: Pa
     # The worker's descendants now include the child the program forked (not debugged: LLDB follows the parent).
     proc = rea_session.state["lldb.debug_sessions"].sessions[sid].channel.proc
     pids = [proc.pid, *proc.observe("forked")["descendants"]]
-    assert len(_alive(pids)) == len(pids)
+    assert len(still_running(pids)) == len(pids)
     assert sum(1 for pid in pids if Path(f"/proc/{pid}/comm").read_text().strip() == "forks") == 2
     _call(rea_session, "debug_end", {"session": sid})
     deadline = time.monotonic() + 10
-    while _alive(pids) and time.monotonic() < deadline:
+    while still_running(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(pids) == []
+    assert still_running(pids) == []
 
 
 def test_detach_and_attach_again(rea_session: Session, tmp_path: Path) -> None:
@@ -314,7 +290,7 @@ def test_detach_and_attach_again(rea_session: Session, tmp_path: Path) -> None:
     time.sleep(0.3)  # it runs on: tick is called every 10 ms
     attached = _call(rea_session, "debug_attach", {"session": sid})["stop"]
     assert attached["state"] == "stopped"
-    ticks = hex(_symbol(tmp_path / "ticker", "ticks"))
+    ticks = hex(symbol_address(tmp_path / "ticker", "ticks"))
     read = _call(rea_session, "debug_read_memory", {"session": sid, "address": ticks, "length": 4})["memory"]
     assert int.from_bytes(bytes.fromhex(read["hex"]), "little") >= 5
     _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "tick"})
@@ -324,7 +300,7 @@ def test_detach_and_attach_again(rea_session: Session, tmp_path: Path) -> None:
     assert again.value.details["reason"] == "not_detached"
     pids = _launched_pids(rea_session)
     _call(rea_session, "debug_end", {"session": sid})
-    assert _alive(pids) == []
+    assert still_running(pids) == []
 
 
 def test_procedure_info_shows_what_the_debugger_saw(rea_session: Session, point_program: Path) -> None:
@@ -342,7 +318,7 @@ def test_procedure_info_shows_what_the_debugger_saw(rea_session: Session, point_
     second = call_tool(rea_session, "debug_continue", {"session": sid}).evidence
     assert second is not None
     # By address: another test of this file names helper in the notebook, which outlives the MCP session.
-    info = _call(rea_session, "procedure_info", {"procedure": hex(_symbol(point_program, "helper"))})
+    info = _call(rea_session, "procedure_info", {"procedure": hex(symbol_address(point_program, "helper"))})
     runtime = info["runtime"]
     assert runtime["hits"] == 2 and runtime["debug_session"] == sid
     assert runtime["evidence_id"] == second.evidence_id

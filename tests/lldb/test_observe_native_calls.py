@@ -11,24 +11,14 @@ from typing import Any
 import pytest
 
 from rea.errors import ReaError
-from rea.process import procfs
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
+from tests.waiting import still_running
 
 
 def _args(event: dict[str, Any], count: int) -> list[int]:
     return [int(a["value"], 16) for a in event["arguments"][:count]]
-
-
-def _alive(pids: list[int]) -> list[int]:
-    """The pids still running (a zombie has ended: this container's pid 1 may never reap it)."""
-    out = []
-    for pid in pids:
-        info = procfs.read(pid)
-        if info is not None and info.state != "Z":
-            out.append(pid)
-    return out
 
 
 def test_call_chain_arguments_return_values_and_lineage(rea_session: Session, chain_program: Path) -> None:
@@ -66,7 +56,7 @@ def test_call_chain_arguments_return_values_and_lineage(rea_session: Session, ch
     assert launched["status"] == "verified" and launched["ppid"] == launched["launcher_pid"] == os.getpid()
     assert launched["pgid"] == launched["pid"] and len(launched["descendants"]) >= 2
     assert snaps["closed"]["status"] == "verified"
-    assert _alive([launched["pid"], *launched["descendants"]]) == []
+    assert still_running([launched["pid"], *launched["descendants"]]) == []
 
 
 def test_a_crash_keeps_the_partial_observation(rea_session: Session, chain_program: Path) -> None:
@@ -86,7 +76,7 @@ def test_a_crash_keeps_the_partial_observation(rea_session: Session, chain_progr
     assert partial["crash"]["function"] == "main" and partial["coverage"]["complete"] is False
     snaps = rea_session.process_lineage()["snapshots"]
     launched = next(s for s in snaps if s["event"] == "debuggee_launched")
-    assert _alive([launched["pid"], *launched["descendants"]]) == []
+    assert still_running([launched["pid"], *launched["descendants"]]) == []
 
 
 def test_addresses_from_evidence_on_the_open_target(rea_session: Session, chain_program: Path) -> None:

@@ -10,14 +10,10 @@ import msgspec
 import pytest
 
 from rea.errors import ReaError
-from rea.process import OwnedProcess, procfs
+from rea.process import OwnedProcess
 from rea.session import Session
 from rea.testing import call_tool, result_of
-
-
-def _alive(pids: list[int]) -> list[int]:
-    """Pids still running (zombies have ended: this container's pid 1 may never reap them)."""
-    return [p for p in pids if (i := procfs.read(p)) is not None and i.state != "Z"]
+from tests.waiting import still_running
 
 
 def _family_pids(capture: dict[str, Any]) -> list[int]:
@@ -90,7 +86,7 @@ def test_a_forked_child_is_in_the_lineage_and_does_not_outlive_the_capture(
         isolation = capture["isolation"]
         assert (isolation["sandbox"], isolation["reason"]) == ("none", "no sandbox requested")
         assert isolation["policy"]["reachable"]  # what the unsandboxed program could reach, said plainly
-    assert _alive(_family_pids(capture)) == []
+    assert still_running(_family_pids(capture)) == []
     assert capture["cleanup"]["cleanup"] == "complete"
 
 
@@ -120,7 +116,7 @@ def test_a_hung_program_is_stopped_at_the_timeout(
         ("SIGKILL", "finalization", True),
     ]
     assert partial["lifecycle"]["exit"]["observed"] is True and partial["lifecycle"]["end_reason"] == "timeout"
-    assert _alive(_family_pids(partial)) == []
+    assert still_running(_family_pids(partial)) == []
     assert not Path(partial["lifecycle"]["private_directory"]).exists()
 
 
@@ -158,7 +154,7 @@ def test_an_unobserved_exit_keeps_every_signal_attempt(
     assert life["elapsed_ms"] is None and life["exit"]["exit_code"] is None and life["exit"]["observed"] is False
     assert [(s["signal"], s["delivered"]) for s in life["signals"]] == [("SIGTERM", False), ("SIGKILL", False)]
     assert err.details["cleanup"] == "complete"
-    assert _alive(_family_pids(err.details["partial_observation"])) == []
+    assert still_running(_family_pids(err.details["partial_observation"])) == []
 
 
 def test_a_signal_at_a_checkpoint_reaches_the_sandboxed_program(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from tests import toolchains
@@ -29,17 +26,4 @@ OPTS_DECL = "struct opts { int verbose; int level; const char *extensions; struc
 @pytest.fixture(scope="session")
 def opts_program(tmp_path_factory: pytest.TempPathFactory) -> str:
     """opts.c built with gcc -O1 (x86-64 ELF, symbols kept)."""
-    gcc = toolchains.require("gcc")
-    out = tmp_path_factory.mktemp("types")
-    (out / "opts.c").write_text(OPTS_C)
-    subprocess.run(
-        [gcc, "-O1", "-o", str(out / "opts"), str(out / "opts.c")], check=True, capture_output=True, timeout=120
-    )
-    return str(out / "opts")
-
-
-@pytest.fixture
-def store_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "annotations"
-    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(path))
-    return path
+    return str(toolchains.compile_c(OPTS_C, tmp_path_factory.mktemp("types"), "opts", "-O1"))
