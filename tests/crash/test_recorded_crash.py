@@ -11,21 +11,12 @@ import anyio
 import crashfixtures
 import msgspec
 import pytest
-from mcp.client.session import ClientSession
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
-from tests.mcp.harness import connect
-
-
-async def _call(client: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
+from tests.mcp.harness import call_structured, connect
 
 
 def _crashed(result: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +55,9 @@ def test_core_through_the_sdk_client(crash_build: dict[str, Path]) -> None:
 
     async def main() -> dict[str, Any]:
         async with connect() as client:
-            record = await _call(client, "inspect_recorded_crash", {"path": str(core), "executable_path": str(program)})
+            record = await call_structured(
+                client, "inspect_recorded_crash", {"path": str(core), "executable_path": str(program)}
+            )
             return dict(record["normalized_result"])
 
     result = anyio.run(main)

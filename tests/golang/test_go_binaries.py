@@ -10,20 +10,11 @@ import anyio
 import gofixtures
 import msgspec
 import pytest
-from mcp.client.session import ClientSession
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
-from tests.mcp.harness import connect
-
-
-async def _call(client: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
+from tests.mcp.harness import call_structured, connect
 
 
 def _sums(go_sum: Path) -> dict[str, str]:
@@ -43,7 +34,7 @@ def test_build_information_and_function_table_through_the_sdk_client(go_build: d
         answers = {}
         async with connect() as client:
             for kind in ("elf", "stripped", "pe", "macho"):
-                record = await _call(
+                record = await call_structured(
                     client, "inspect_go_binary", {"path": str(go_build[kind]), "pattern": "main.", "limit": 20}
                 )
                 answers[kind] = record["normalized_result"]

@@ -9,18 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp.client.session import ClientSession
 
 from rea.evidence import retained_reference
-from tests.mcp.harness import connect, server_env
-
-
-async def _call(client: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
+from tests.mcp.harness import call_structured, connect, server_env
 
 
 def ref(record: dict[str, Any]) -> dict[str, str]:
@@ -44,22 +35,22 @@ def test_all_seven_tools_through_the_sdk_client(managed_build: dict[str, Path]) 
                 "project_managed_application_graph",
                 "import_managed_reconstruction",
             } <= names
-            art = await _call(client, "inspect_managed_artifact", {"path": lib1})
+            art = await call_structured(client, "inspect_managed_artifact", {"path": lib1})
             assert art["normalized_result"]["identity"]["version"] == "1.2.3.4"
-            left = await _call(client, "inspect_managed_members", {"path": lib1})
-            right = await _call(client, "inspect_managed_members", {"path": lib2})
+            left = await call_structured(client, "inspect_managed_members", {"path": lib1})
+            right = await call_structured(client, "inspect_managed_members", {"path": lib2})
             keys = {m["key"] for m in left["normalized_result"]["methods"]["items"]}
             assert "Demo.Lib.Calculator/Inner::Big(long)" in keys
-            diff = await _call(
+            diff = await call_structured(
                 client,
                 "compare_managed_members",
                 {"left_evidence_id": ref(left), "right_evidence_id": ref(right)},
             )
             assert diff["normalized_result"]["added"]["items"] == ["method Demo.Lib.Calculator::Sub(int, int)"]
-            bounds = await _call(client, "inspect_managed_native_boundaries", {"path": lib1})
-            await _call(client, "open_binary", {"path": str(managed_build["native"])})
-            names_ev = await _call(client, "list_names", {"limit": 1000})
-            verdict = await _call(
+            bounds = await call_structured(client, "inspect_managed_native_boundaries", {"path": lib1})
+            await call_structured(client, "open_binary", {"path": str(managed_build["native"])})
+            names_ev = await call_structured(client, "list_names", {"limit": 1000})
+            verdict = await call_structured(
                 client,
                 "verify_managed_native_boundaries",
                 {
@@ -68,12 +59,12 @@ def test_all_seven_tools_through_the_sdk_client(managed_build: dict[str, Path]) 
                 },
             )
             assert verdict["normalized_result"]["counts"] == {"resolved": 3, "missing": 1, "unknown": 1}
-            graph = await _call(
+            graph = await call_structured(
                 client, "project_managed_application_graph", {"application_path": str(managed_build["app"])}
             )
             assert graph["normalized_result"]["main"] == "asm:App.exe"
             token = left["normalized_result"]["methods"]["items"][1]["token"]
-            recon = await _call(
+            recon = await call_structured(
                 client,
                 "import_managed_reconstruction",
                 {

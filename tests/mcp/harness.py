@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any, Literal
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -157,3 +159,29 @@ async def connect(
         ):
             await session.initialize()
             yield session
+
+
+def structured(reply: CallToolResult) -> dict[str, Any]:
+    """The structured content of a tool's reply, which must not be an error."""
+    assert reply.is_error is False, reply.content
+    content: dict[str, Any] | None = reply.structured_content
+    assert content is not None
+    return content
+
+
+def error_of(reply: CallToolResult) -> dict[str, Any]:
+    """The canonical error document (code, category, message, ...) of a tool's reply, which must be an error."""
+    assert reply.is_error is True, reply.content
+    first: Any = reply.content[0]
+    err: dict[str, Any] = json.loads(first.text)["error"]
+    return err
+
+
+def normalized(reply: CallToolResult) -> Any:
+    """The ``normalized_result`` of a tool's reply, which must not be an error."""
+    return structured(reply)["normalized_result"]
+
+
+async def call_structured(client: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Calls ``tool`` through the client; its structured content (the call must not fail)."""
+    return structured(await client.call_tool(tool, args))

@@ -5,23 +5,12 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
-from tests.mcp.harness import connect
+from tests.mcp.harness import connect, normalized, structured
 from tests.radare2.conftest import require_radare2
-
-
-def _result(reply: Any) -> dict[str, Any]:
-    assert reply.is_error is False, reply.content
-    doc: dict[str, Any] = reply.structured_content
-    return doc
-
-
-def _normalized(reply: Any) -> Any:
-    return _result(reply)["normalized_result"]
 
 
 @pytest.mark.parametrize("provider", ["native", "angr", "radare2"])
@@ -36,23 +25,23 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
     async def main() -> None:
         async with connect(**env) as first:
             await first.call_tool("open_binary", {"path": elf, "provider_id": provider})
-            target = _normalized(await first.call_tool("procedure_address", {"procedure": "compute_checksum"}))
+            target = normalized(await first.call_tool("procedure_address", {"procedure": "compute_checksum"}))
             renamed = await first.call_tool(
                 "set_address_name", {"address": target["address"], "name": "checksum_string"}
             )
-            assert _normalized(renamed)["value"] == "checksum_string"
+            assert normalized(renamed)["value"] == "checksum_string"
             bad = await first.call_tool("set_address_name", {"address": target["address"], "name": "no way"})
             assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_request"
         async with connect(**env) as second, connect(**env) as third:
             await second.call_tool("open_binary", {"path": elf, "provider_id": provider})
             await third.call_tool("open_binary", {"path": elf, "provider_id": provider})
-            listed = _normalized(await second.call_tool("list_procedures", {"limit": 1000}))["procedures"]
+            listed = normalized(await second.call_tool("list_procedures", {"limit": 1000}))["procedures"]
             assert [p["name"] for p in listed if p["address"] == target["address"]] == ["checksum_string"]
-            info = _normalized(await second.call_tool("procedure_info", {"procedure": "checksum_string"}))
+            info = normalized(await second.call_tool("procedure_info", {"procedure": "checksum_string"}))
             assert info["address"] == target["address"] and info["original_name"] == "compute_checksum"
-            callers = _normalized(await second.call_tool("procedure_callers", {"procedure": "strlen"}))["callers"]
+            callers = normalized(await second.call_tool("procedure_callers", {"procedure": "strlen"}))["callers"]
             assert "checksum_string" in [c["name"] for c in callers]
-            dossier = _result(
+            dossier = structured(
                 await second.call_tool("analyze_function", {"procedure": "main", "include_assembly": False})
             )
             assert {
@@ -62,16 +51,14 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
             } in dossier["normalized_result"]["user_names"]
             assert dossier["parameters"]["annotation_revision"]
             if provider != "native":  # the engines' pseudo code names callees: the user's name replaces theirs
-                code = _normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "main"}))
+                code = normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "main"}))
                 assert "checksum_string" in code["text"] and "compute_checksum" not in code["text"], code["text"]
-                own = _normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "checksum_string"}))
+                own = normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "checksum_string"}))
                 assert "checksum_string" in own["text"] and "compute_checksum" not in own["text"], own["text"]
             # Each connection moves its own cursor.
-            entry = _normalized(await third.call_tool("current_address", {}))["address"]
+            entry = normalized(await third.call_tool("current_address", {}))["address"]
             await second.call_tool("goto_address", {"address": target["address"]})
-            assert (
-                _normalized(await second.call_tool("current_procedure", {}))["procedure"]["name"] == "checksum_string"
-            )
-            assert _normalized(await third.call_tool("current_address", {}))["address"] == entry
+            assert normalized(await second.call_tool("current_procedure", {}))["procedure"]["name"] == "checksum_string"
+            assert normalized(await third.call_tool("current_address", {}))["address"] == entry
 
     anyio.run(main)

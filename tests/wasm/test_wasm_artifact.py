@@ -10,32 +10,25 @@ import anyio
 import msgspec
 import pytest
 import wasmfixtures
-from mcp.client.session import ClientSession
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
-from tests.mcp.harness import connect
-
-
-async def _call(client: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
+from tests.mcp.harness import call_structured, connect
 
 
 def test_module_through_the_sdk_client(wasm_module: Path) -> None:
     async def main() -> tuple[dict[str, Any], dict[str, Any], int]:
         async with connect() as client:
-            whole = await _call(client, "inspect_wasm_artifact", {"path": str(wasm_module)})
-            one = await _call(client, "inspect_wasm_artifact", {"path": str(wasm_module), "function": "twice_answer"})
+            whole = await call_structured(client, "inspect_wasm_artifact", {"path": str(wasm_module)})
+            one = await call_structured(
+                client, "inspect_wasm_artifact", {"path": str(wasm_module), "function": "twice_answer"}
+            )
             result = await client.call_tool("inspect_wasm_artifact", {"path": str(wasm_module)})
             size = len(msgspec.json.encode(result.structured_content))
             # The module's functions answer the native tools once it is open.
-            await _call(client, "open_binary", {"path": str(wasm_module)})
-            callers = await _call(client, "procedure_callers", {"procedure": "answer"})
+            await call_structured(client, "open_binary", {"path": str(wasm_module)})
+            callers = await call_structured(client, "procedure_callers", {"procedure": "answer"})
             assert [c["name"] for c in callers["normalized_result"]["callers"]] == ["twice_answer"]
             return whole["normalized_result"], one["normalized_result"], size
 
