@@ -1,4 +1,5 @@
-"""Shared fixtures: small native programs compiled from C source in the test session."""
+"""Shared fixtures: small native programs compiled from C source in the test session, the installed plugins'
+registry per module, an empty home folder and a fresh annotation store."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from rea import registry as registry_mod
+from rea.registry import Registry
 from tests import toolchains
 
 # CI draws the same examples on every run (a fresh clone has no example database), so a landing is judged on what it
@@ -57,6 +60,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _XDG_ROOT = pytest.StashKey[str]()
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    """The registry of every installed plugin, loaded once per module (a module may define its own)."""
+    return registry_mod.load()
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh annotation store; the setting points there too, so nothing reaches the real home."""
+    path = tmp_path / "annotations"
+    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty folder to stand for a user's home."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
 
 
 @pytest.fixture(scope="session")

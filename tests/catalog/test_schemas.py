@@ -11,7 +11,7 @@ import pytest
 from rea.catalog.document import advertised_input_schema, build_catalog
 from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, output_schema, recursive_references
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
-from rea.registry import ON_DEMAND_TOOLSETS, Registry, load
+from rea.registry import ON_DEMAND_TOOLSETS, Registry
 from rea_plugins.projections.profiles import CompactProjection, serialized_size
 
 # The reduced presentations: the contract's six where the tool exists (pinned: changes are deliberate). No other
@@ -26,11 +26,6 @@ PINNED_REDUCED: set[str] = {
 }
 # What a host sends with every request: input schemas and descriptions of the whole catalog (issue 22).
 CATALOG_BUDGET_BYTES = {"full": 60 * 1024, "compact": 30 * 1024}
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load()
 
 
 def _tools(registry: Registry) -> list[Any]:

@@ -14,25 +14,12 @@ import msgspec
 import pytest
 
 from rea import doctor
-from rea import registry as registry_mod
 from rea.cli import setup
 from rea.errors import ReaError
 from rea.registry import Registry
 
 CLIENTS = list(setup.CLIENT_IDS)
 VECTOR = {"command": sys.executable, "args": ["-m", "rea", "serve"]}
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return registry_mod.load()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
 
 
 def _path(client: str, home: Path) -> Path:

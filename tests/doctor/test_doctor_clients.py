@@ -12,23 +12,10 @@ import pytest
 from doctor_support import KINDS, config_path, write_raw, write_servers
 
 from rea import doctor
-from rea import registry as registry_mod
 from rea.registry import Registry
 
 KIND_IDS = [f"{c}-{s}" for c, s in KINDS]
 MODULE_VECTOR: dict[str, Any] = {"command": sys.executable, "args": ["-m", "rea", "serve"]}
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return registry_mod.load()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture

@@ -34,11 +34,6 @@ def _check(report: dict[str, Any], check_id: str) -> dict[str, Any]:
     return found[0]
 
 
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return registry_mod.load()
-
-
 def test_report_matches_the_documented_shape(registry: Registry, tmp_path: Path) -> None:
     report = _report(registry, tmp_path)
     # Decoding into the Structs proves every documented field is present with its type, and no others.

@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from rea import evidence as ev_mod
-from rea.annotations import AnnotationStore
 from rea.evidence import Digest, Evidence, ProviderIdentity, Subject
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import result_of
 from tests.fixtures.native.native_fixtures import FixtureSet, native_fixtures
+from tests.notebook.conftest import open_session
 
 __all__ = ["native_fixtures"]
 
@@ -22,22 +21,8 @@ PEER = ProviderIdentity(id="peer", name="test peer", version="1")
 
 
 @pytest.fixture
-def store_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "store"
-    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(path))
-    return path
-
-
-@pytest.fixture
 def stripped(native_fixtures: FixtureSet) -> str:
     return native_fixtures.get("elf-x64-stripped").path
-
-
-def open_session(registry: Registry, store: Path, path: str | None) -> Session:
-    session = Session(registry, annotations=AnnotationStore(str(store)))
-    if path is not None:
-        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
-    return session
 
 
 @pytest.fixture

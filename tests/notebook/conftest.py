@@ -17,21 +17,15 @@ __all__ = ["native_fixtures"]
 
 
 @pytest.fixture
-def store_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh store; the setting points there too, so nothing reaches the real home."""
-    path = tmp_path / "annotations"
-    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(path))
-    return path
-
-
-@pytest.fixture
 def elf(native_fixtures: FixtureSet) -> str:
     return native_fixtures.get("elf-x64").path
 
 
-def open_session(registry: Registry, store: Path, path: str, provider: str = "native") -> Session:
+def open_session(registry: Registry, store: Path, path: str | None, provider: str = "native") -> Session:
+    """A session whose annotations live in ``store``, with ``path`` open on ``provider`` (nothing open for None)."""
     session = Session(registry, annotations=AnnotationStore(str(store)))
-    result_of(session, "open_binary", {"path": path, "provider_id": provider})
+    if path is not None:
+        result_of(session, "open_binary", {"path": path, "provider_id": provider})
     return session
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from rea import bundle
 from rea import evidence as ev_mod
-from rea.annotations import AnnotationStore, Note, check_field, make_notebook, normalize_address
+from rea.annotations import AnnotationStore, Note, Notebook, check_field, make_notebook, normalize_address
 from rea.config import annotations_dir, load_settings
 from rea.doctor import doctor_report
 from rea.errors import ReaError
@@ -100,23 +100,30 @@ _WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_writing_one_target_at_once_lose_nothing(tmp_path: Path) -> None:
-    root, go, count = tmp_path / "store", tmp_path / "go", 60
+def raced(writer: str, tmp_path: Path, count: int, timeout: float) -> Notebook:
+    """Two processes (tags ``a`` and ``b``) run ``writer`` ``count`` times on one store, released together; the
+    target's document once both have ended well."""
+    root, go = tmp_path / "store", tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(root), SHA, tag, str(count), str(go)], env=env)
+        subprocess.Popen([sys.executable, "-c", writer, str(root), SHA, tag, str(count), str(go)], env=env)
         for tag in ("a", "b")
     ]
     go.touch()
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    nb = AnnotationStore(str(root)).load(SHA)
+    assert [p.wait(timeout=timeout) for p in procs] == [0, 0]
+    return AnnotationStore(str(root)).load(SHA)
+
+
+def test_two_processes_writing_one_target_at_once_lose_nothing(tmp_path: Path) -> None:
+    count = 60
+    nb = raced(_WRITER, tmp_path, count, timeout=120)
     names = nb.names()
     assert len(names) == 2 * count
     assert {names[hex(0x1000 + i)] for i in range(count)} == {f"a_{i}" for i in range(count)}
     assert {names[hex(0x9000 + i)] for i in range(count)} == {f"b_{i}" for i in range(count)}
     # The shared address holds one writer's last comment, never a torn or mixed value.
     assert nb.note("0x500").comment in (f"a {count - 1}", f"b {count - 1}")
-    assert not [p for p in root.iterdir() if p.suffix == ".tmp"]
+    assert not [p for p in (tmp_path / "store").iterdir() if p.suffix == ".tmp"]
 
 
 def test_the_location_setting(tmp_path: Path) -> None:

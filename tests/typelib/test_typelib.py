@@ -4,9 +4,7 @@ the store (concurrent writers, revisions) and Evidence bundles."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,10 +15,9 @@ from rea import bundle, typelib
 from rea.annotations import AnnotationStore, TypeEntry
 from rea.errors import ReaError
 from tests import toolchains
-from tests.notebook.test_annotation_store import _record
+from tests.notebook.test_annotation_store import _record, raced
 
 SHA = "ab" * 32
-ROOT = Path(__file__).resolve().parents[2]
 
 # Structs, unions, enums, typedefs, arrays with constant lengths, nested and anonymous members, bit-fields,
 # function pointers, stdint names and a flexible array member: what inspect_type must lay out as compilers do.
@@ -168,15 +165,8 @@ _WRITER = textwrap.dedent("""
 
 
 def test_two_processes_declaring_types_at_once_lose_none(tmp_path: Path) -> None:
-    root, go, count = tmp_path / "store", tmp_path / "go", 25
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(root), SHA, tag, str(count), str(go)], env=env)
-        for tag in ("a", "b")
-    ]
-    go.touch()
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
-    nb = AnnotationStore(str(root)).load(SHA)
+    count = 25
+    nb = raced(_WRITER, tmp_path, count, timeout=300)
     assert set(nb.types) == {f"struct {t}_{i}" for t in ("a", "b") for i in range(count)}
 
 
