@@ -9,12 +9,11 @@ Goal: passive calls well under 100 ms beyond their observation window (0 here); 
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from timing import median_ms
 
 from rea.registry import load
 from rea.session import Session
@@ -22,17 +21,6 @@ from rea.testing import call_tool
 from rea_plugins.cdp.browser import OwnedBrowser
 from tests.cdp.conftest import navigate, page_id
 from tests.cdp.site import Site
-
-RUNS = 5
-
-
-def median_ms(fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

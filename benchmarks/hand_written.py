@@ -19,30 +19,17 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import lief
 import psutil  # type: ignore[import-untyped]
+from timing import median_ms
 
 from rea.operations.pe_imports import pe_imports
 from rea.operations.relocations import pe_base_relocations
 from rea.process import procfs
-
-RUNS = 5
-
-
-def median_ms(fn: Callable[[], object], runs: int = RUNS) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def _only(imports: bool = False, reloc: bool = False) -> lief.PE.ParserConfig:

@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from PIL import Image, ImageDraw
+from timing import median_ms
 
 from rea.context import CallContext
 from rea_plugins.cdp import png
@@ -45,15 +43,6 @@ def screenshot(width: int, height: int, changed: bool) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue()
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
