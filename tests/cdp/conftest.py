@@ -1,4 +1,5 @@
-"""Fixtures for the browser tests: the test site, one owned Chromium per module, and the leftover check."""
+"""Fixtures for the browser tests: the test site, one owned Chromium per module, a session per test, and the
+leftover check."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.registry import Registry
+from rea.session import Session
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.browser import OwnedBrowser
 from rea_plugins.cdp.targets import attach
@@ -41,6 +44,18 @@ def browser(site: Site) -> Iterator[OwnedBrowser]:
     yield owned
     outcome = owned.close()
     assert outcome.remaining == ()
+
+
+@pytest.fixture
+def session(rea_registry: Registry) -> Iterator[Session]:
+    s = Session(rea_registry)
+    yield s
+    s.close()
+
+
+def target_args(browser: OwnedBrowser, page: str, **more: Any) -> dict[str, Any]:
+    """A page tool's arguments: the browser's endpoint, the page's target id and ``more``."""
+    return {"cdp_endpoint": browser.endpoint, "target_id": page, **more}
 
 
 def page_id(endpoint: str, url: str | None = None) -> str:

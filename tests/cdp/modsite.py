@@ -6,12 +6,10 @@ expected facts the tests check are written here beside the sources.
 
 from __future__ import annotations
 
-import http.server
 import subprocess
-import threading
 from pathlib import Path
-from typing import Any
 
+from tests.cdp.site import LocalServer, QuietHandler
 from tests.javascript import appfixtures
 
 INDEX = """<!doctype html>
@@ -78,43 +76,23 @@ def build(root: Path) -> Path:
     return root
 
 
-class ModSite:
+class ModSite(LocalServer):
     """``root`` served on 127.0.0.1 (``/`` is index.html; /api/status answers JSON)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         site = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
                 if path == "/api/status":
-                    body, kind, status = b'{"ok": true}', "application/json", 200
+                    self._send(200, "application/json", b'{"ok": true}')
+                    return
+                file = (site.root / (path.lstrip("/") or "index.html")).resolve()
+                if site.root.resolve() in file.parents and file.is_file():
+                    self._send(200, TYPES.get(file.suffix, "text/plain"), file.read_bytes())
                 else:
-                    file = (site.root / (path.lstrip("/") or "index.html")).resolve()
-                    if site.root.resolve() in file.parents and file.is_file():
-                        body, kind, status = file.read_bytes(), TYPES.get(file.suffix, "text/plain"), 200
-                    else:
-                        body, kind, status = b"not found", "text/plain", 404
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
+                    self._send(404, "text/plain", b"not found")
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name="modsite", daemon=True)
-        self.thread.start()
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serve(Handler, "modsite")

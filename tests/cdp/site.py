@@ -76,7 +76,40 @@ def pages(version: int, port: int) -> dict[str, tuple[str, bytes]]:
     }
 
 
-class Site:
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that logs nothing and sends whole, uncached answers."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class LocalServer:
+    """An HTTP server on 127.0.0.1, on a port of its own, answering on a daemon thread until ``close``."""
+
+    def _serve(self, handler: type[http.server.BaseHTTPRequestHandler], name: str) -> None:
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, name=name, daemon=True)
+        self.thread.start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Site(LocalServer):
     """The site on 127.0.0.1; ``version`` switches what it serves; POST /api/subscribe records bodies."""
 
     def __init__(self) -> None:
@@ -84,18 +117,7 @@ class Site:
         self.posts: list[Any] = []
         site = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, kind: str, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 page = pages(site.version, site.server.server_port).get(self.path.split("?", 1)[0])
                 if page is None:
@@ -108,15 +130,4 @@ class Site:
                 site.posts.append(json.loads(self.rfile.read(length) or b"null"))
                 self._send(200, "application/json", json.dumps({"id": len(site.posts)}).encode())
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name="site", daemon=True)
-        self.thread.start()
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serve(Handler, "site")

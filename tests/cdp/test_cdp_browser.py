@@ -5,30 +5,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from rea.errors import ReaError
 from rea.process import procfs
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from rea_plugins.cdp.browser import OwnedBrowser
-from tests.cdp.conftest import navigate
+from tests.cdp.conftest import navigate, target_args
 from tests.cdp.site import Site
-
-
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
-
-
-def _args(browser: OwnedBrowser, page: str, **more: Any) -> dict[str, Any]:
-    return {"cdp_endpoint": browser.endpoint, "target_id": page, **more}
 
 
 def test_targets_are_listed_and_filtered_by_origin(
@@ -46,7 +33,7 @@ def test_targets_are_listed_and_filtered_by_origin(
 
 
 def test_inspect_reports_the_page(session: Session, browser: OwnedBrowser, page: str, site: Site) -> None:
-    ins = result_of(session, "inspect_web_page", _args(browser, page, observation_ms=400))
+    ins = result_of(session, "inspect_web_page", target_args(browser, page, observation_ms=400))
     assert ins["target"]["title"] == "Newsletter 1" and ins["allowed_origins"] == [site.origin]
     scripts = {(s["url"], s["inline"]): s for s in ins["scripts"]["items"]}
     app = scripts[(site.origin + "/app.js", False)]
@@ -69,15 +56,15 @@ def test_inspect_reports_the_page(session: Session, browser: OwnedBrowser, page:
 
 def test_inspect_outside_the_allowed_origins_is_refused(session: Session, browser: OwnedBrowser, page: str) -> None:
     with pytest.raises(ReaError) as err:
-        call_tool(session, "inspect_web_page", _args(browser, page, allowed_origins=["https://other.example"]))
+        call_tool(session, "inspect_web_page", target_args(browser, page, allowed_origins=["https://other.example"]))
     assert err.value.code == "target_unavailable" and err.value.details["reason"] == "not_allowed"
     with pytest.raises(ReaError) as err:
-        call_tool(session, "inspect_web_page", _args(browser, "NO-SUCH-TARGET"))
+        call_tool(session, "inspect_web_page", target_args(browser, "NO-SUCH-TARGET"))
     assert err.value.code == "target_unavailable" and err.value.details["reason"] == "not_found"
 
 
 def test_webmcp_tools_are_discovered(session: Session, browser: OwnedBrowser, page: str, site: Site) -> None:
-    found = result_of(session, "discover_webmcp_tools", _args(browser, page))
+    found = result_of(session, "discover_webmcp_tools", target_args(browser, page))
     assert found["status"] == "available"
     tools = {t["name"]: t for t in found["tools"]["items"]}
     assert set(tools) == {"search_issues", "subscribe"}
@@ -86,7 +73,7 @@ def test_webmcp_tools_are_discovered(session: Session, browser: OwnedBrowser, pa
     assert search["input_schema"]["required"] == ["query"] and search["trust"] == "page-declared-untrusted"
     assert subscribe["declaration_kind"] == "declarative" and subscribe["owner_origin"] == site.origin
     assert subscribe["input_schema"]["properties"]["email"]["type"] == "string"
-    small = result_of(session, "discover_webmcp_tools", _args(browser, page, max_schema_nodes=3))
+    small = result_of(session, "discover_webmcp_tools", target_args(browser, page, max_schema_nodes=3))
     summarized = {t["name"]: t for t in small["tools"]["items"]}["search_issues"]
     assert summarized["input_schema"] is None and summarized["schema_summary"]["exceeded"] == ["max_schema_nodes"]
     assert summarized["input_schema_sha256"] == search["input_schema_sha256"]
@@ -94,14 +81,14 @@ def test_webmcp_tools_are_discovered(session: Session, browser: OwnedBrowser, pa
 
 
 def test_screenshots_are_bounded_artifacts_and_compare(session: Session, browser: OwnedBrowser, page: str) -> None:
-    first = call_tool(session, "capture_web_screenshot", _args(browser, page)).evidence
+    first = call_tool(session, "capture_web_screenshot", target_args(browser, page)).evidence
     assert first is not None
     art = first.normalized_result["artifact"]
     data = base64.b64decode(art["data_base64"])
     assert data.startswith(b"\x89PNG") and hashlib.sha256(data).hexdigest() == art["sha256"]
     assert art["width"] == 800 and 0 < art["height"] <= 600 and art["bytes"] == len(data)
     with pytest.raises(ReaError) as err:
-        call_tool(session, "capture_web_screenshot", _args(browser, page, maximum_image_bytes=1024))
+        call_tool(session, "capture_web_screenshot", target_args(browser, page, maximum_image_bytes=1024))
     assert err.value.code == "resource_constraint"
     same = result_of(
         session,
@@ -118,10 +105,10 @@ def test_screenshots_are_bounded_artifacts_and_compare(session: Session, browser
 def test_two_versions_compare_with_the_changed_script_and_the_new_request(
     session: Session, browser: OwnedBrowser, page: str, site: Site
 ) -> None:
-    args = _args(browser, page, observation_ms=400)
+    args = target_args(browser, page, observation_ms=400)
     before = {
         "inspection": result_of(session, "inspect_web_page", args),
-        "webmcp": result_of(session, "discover_webmcp_tools", _args(browser, page)),
+        "webmcp": result_of(session, "discover_webmcp_tools", target_args(browser, page)),
     }
     site.version = 2
     try:
@@ -326,9 +313,9 @@ def toolchains_chromium() -> None:
 
 
 def test_inspect_includes_visible_text_only_when_asked(session: Session, browser: OwnedBrowser, page: str) -> None:
-    plain = result_of(session, "inspect_web_page", _args(browser, page))
+    plain = result_of(session, "inspect_web_page", target_args(browser, page))
     assert all("text" not in n for n in plain["dom"]["nodes"])
-    texts = result_of(session, "inspect_web_page", _args(browser, page, include_text=True))["dom"]["nodes"]
+    texts = result_of(session, "inspect_web_page", target_args(browser, page, include_text=True))["dom"]["nodes"]
     by_parent = {n["parent_index"]: n for n in texts if n.get("text")}
     names = {n["index"]: n["node_name"] for n in texts}
     # The site's heading says "Newsletter" (tests/cdp/site.py); scripts' source is no visible text.

@@ -8,7 +8,6 @@ import hashlib
 import json
 import struct
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -36,13 +35,6 @@ BROWSER_TOOLS = (
     "compare_web_captures",
     "compare_web_screenshots",
 )
-
-
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 def test_effects_and_annotations_in_binary_session_and_the_catalog(session: Session, rea_registry: Registry) -> None:

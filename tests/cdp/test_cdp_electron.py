@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from rea_plugins.cdp import connection as cdp
@@ -79,13 +78,6 @@ def browser(app: Path) -> Iterator[OwnedBrowser]:
     wait_for(loaded, "the renderer page loaded", timeout_s=60)
     yield owned
     assert owned.close().remaining == ()
-
-
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 @pytest.fixture

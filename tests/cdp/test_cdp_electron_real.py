@@ -8,12 +8,10 @@ reason unless an executable is given (it needs a display, or xvfb-run around the
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
 
@@ -40,13 +38,6 @@ RENDERER = "document.getElementById('q').addEventListener('input', (e) => consol
 @pytest.fixture(scope="module")
 def site() -> None:
     """No web site here."""
-
-
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 def test_a_real_electron_app_is_driven_and_captured(session: Session, tmp_path: Path) -> None:

@@ -11,17 +11,9 @@ import pytest
 
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests.cdp.fake_cdp import PAGE, FakeBrowser
-
-
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import pytest
 
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from rea_plugins.cdp import connection as cdp
@@ -26,7 +25,7 @@ from rea_plugins.cdp.browser import OwnedBrowser
 from rea_plugins.cdp.targets import attach
 from tests import toolchains
 from tests.cdp import modsite
-from tests.cdp.conftest import navigate
+from tests.cdp.conftest import navigate, target_args
 from tests.javascript import appfixtures
 
 
@@ -42,21 +41,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[modsite.ModSite]:
     served.close()
 
 
-@pytest.fixture
-def session(rea_registry: Registry) -> Iterator[Session]:
-    s = Session(rea_registry)
-    yield s
-    s.close()
-
-
-def _args(browser: OwnedBrowser, page: str, **more: Any) -> dict[str, Any]:
-    return {"cdp_endpoint": browser.endpoint, "target_id": page, **more}
-
-
 def test_listeners_with_their_flags_nodes_and_original_sources(
     session: Session, browser: OwnedBrowser, page: str
 ) -> None:
-    inv = result_of(session, "inspect_web_event_listeners", _args(browser, page))
+    inv = result_of(session, "inspect_web_event_listeners", target_args(browser, page))
     by_type = {(item["type"], (item["node"] or {}).get("id")): item for item in inv["listeners"]}
     click = by_type[("click", "go")]
     assert click["once"] is True and click["passive"] is False
@@ -71,14 +59,14 @@ def test_listeners_with_their_flags_nodes_and_original_sources(
     assert original["source"].endswith("src/keys.js") and original["line"] == 1
     assert original["source_line"] == "export function onKey(event) {"
     assert inv["by_type"] == {"click": 1, "keydown": 1, "scroll": 1} and inv["page"]["total"] == 3
-    only = result_of(session, "inspect_web_event_listeners", _args(browser, page, selectors=["#go"]))
+    only = result_of(session, "inspect_web_event_listeners", target_args(browser, page, selectors=["#go"]))
     assert [item["type"] for item in only["listeners"]] == ["click"] and only["nodes_matched"] == 1
 
 
 def test_the_module_graph_from_parsed_scripts_and_their_specifiers(
     session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
 ) -> None:
-    graph = result_of(session, "trace_web_module_imports", _args(browser, page))
+    graph = result_of(session, "trace_web_module_imports", target_args(browser, page))
     modules = {m["url"].rsplit("/", 1)[-1]: m for m in graph["modules"]}
     assert {"main.mjs", "greet.mjs", "names.mjs"} <= set(modules)
     main = {(i["kind"], i["specifier"]): i for i in modules["main.mjs"]["imports"]}
@@ -102,7 +90,7 @@ def test_a_generated_location_maps_to_its_original(
     traced = result_of(
         session,
         "trace_web_source_location",
-        _args(browser, page, script_url=site.origin + "/dist/bundle.js", line=line, column=column),
+        target_args(browser, page, script_url=site.origin + "/dist/bundle.js", line=line, column=column),
     )
     assert traced["status"] == "mapped"
     assert traced["original"]["source"].endswith("src/keys.js") and traced["original"]["line"] == 2
@@ -110,14 +98,14 @@ def test_a_generated_location_maps_to_its_original(
     unmapped = result_of(
         session,
         "trace_web_source_location",
-        _args(browser, page, script_url=site.origin + "/main.mjs", line=1, column=1),
+        target_args(browser, page, script_url=site.origin + "/main.mjs", line=1, column=1),
     )
     assert unmapped["status"] == "unmapped" and unmapped["reason"] == "the script names no source map"
     with pytest.raises(ReaError) as err:
         call_tool(
             session,
             "trace_web_source_location",
-            _args(browser, page, script_url="http://x.test/a.js", line=1, column=1),
+            target_args(browser, page, script_url="http://x.test/a.js", line=1, column=1),
         )
     assert err.value.code == "target_unavailable"
 
@@ -125,7 +113,7 @@ def test_a_generated_location_maps_to_its_original(
 def test_scripts_are_exported_to_a_fresh_directory_with_their_hashes(
     session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
 ) -> None:
-    out = result_of(session, "export_web_scripts", _args(browser, page))
+    out = result_of(session, "export_web_scripts", target_args(browser, page))
     directory = Path(out["output_directory"])
     try:
         assert directory.name.startswith("rea-extract-web-scripts-")
@@ -272,7 +260,7 @@ def test_a_session_timeline_while_the_user_drives_the_page(
     timeline = result_of(
         session,
         "observe_web_session",
-        _args(browser, page, allowed_origins=[site.origin], observation_ms=4000),
+        target_args(browser, page, allowed_origins=[site.origin], observation_ms=4000),
     )
     user.join(timeout=30)
     kinds = [e["kind"] for e in timeline["events"]]
@@ -303,7 +291,7 @@ def test_execution_says_which_listeners_fired(
         ],
         delay_s=1.0,
     )
-    run = result_of(session, "observe_web_execution", _args(browser, page, observation_ms=3000))
+    run = result_of(session, "observe_web_execution", target_args(browser, page, observation_ms=3000))
     user.join(timeout=30)
     by_type = {item["type"]: item for item in run["listeners"]}
     assert by_type["keydown"]["fired"] is True and by_type["keydown"]["calls"] == 3
@@ -317,7 +305,7 @@ def test_execution_says_which_listeners_fired(
 def test_the_page_bundle_as_an_application_graph(
     session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
 ) -> None:
-    out = call_tool(session, "analyze_web_bundle", _args(browser, page))
+    out = call_tool(session, "analyze_web_bundle", target_args(browser, page))
     assert out.evidence is not None
     result = out.evidence.normalized_result
     directory = Path(result["output_directory"])
