@@ -98,10 +98,10 @@ class Truth(NamedTuple):
     string: int  # address of "LS_COLORS"
 
 
-def missing(reason: str) -> NoReturn:
-    """Skip when a prerequisite cannot be had; under ``CI=true`` fail instead."""
+def missing(reason: str, needed: str = "the conformance inputs") -> NoReturn:
+    """Skip when a prerequisite cannot be had; under ``CI=true`` fail instead, saying what is ``needed``."""
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the conformance inputs must be available)", pytrace=False)
+        pytest.fail(f"{reason} (CI=true: {needed} must be available)", pytrace=False)
     pytest.skip(reason)
 
 
@@ -266,12 +266,20 @@ def sessions_fixture(registry: Registry, annotations: Path) -> Iterator[Sessions
         s.close()
 
 
-def require_pip_sdist(requirement: str, filename: str, sha256: str) -> Path:
-    """A pinned sdist from the cache or PyPI (through pip), checked against its SHA-256."""
-    cached = CACHE / filename
+def require_pip_sdist(
+    requirement: str,
+    filename: str,
+    sha256: str,
+    *,
+    cache: Path = CACHE,
+    needed: str = "the conformance inputs",
+) -> Path:
+    """A pinned sdist from ``cache`` or PyPI (through pip), checked against its SHA-256; a skip (under CI a failure
+    saying ``needed`` must be available) when it cannot be had."""
+    cached = cache / filename
     if cached.exists() and hashlib.sha256(cached.read_bytes()).hexdigest() == sha256:
         return cached
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rea-conformance-dl-") as tmp:
         # Only the package itself must come as source: ":all:" would also build its build dependencies
         # (setuptools, Cython) from source to prepare its metadata, minutes with an empty pip cache.
@@ -291,14 +299,14 @@ def require_pip_sdist(requirement: str, filename: str, sha256: str) -> Path:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            missing(f"could not download the {requirement} sdist with pip: {exc}")
+            missing(f"could not download the {requirement} sdist with pip: {exc}", needed)
         got = Path(tmp) / filename
         if proc.returncode != 0 or not got.exists():
             tail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]
-            missing(f"could not download the {requirement} sdist from PyPI with pip ({tail})")
+            missing(f"could not download the {requirement} sdist from PyPI with pip ({tail})", needed)
         digest = hashlib.sha256(got.read_bytes()).hexdigest()
         assert digest == sha256, f"{filename} from PyPI has SHA-256 {digest}, expected {sha256}"
-        staged = CACHE / f"{filename}.partial-{os.getpid()}"
+        staged = cache / f"{filename}.partial-{os.getpid()}"
         shutil.copyfile(got, staged)
         os.replace(staged, cached)
     return cached

@@ -17,13 +17,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
 import capstone
 import lief
@@ -33,6 +32,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
+from tests.conformance.references_support import first_line, publish, require_pip_sdist
 from tests.realcode import builds
 
 REQUIREMENT = "brotli==1.1.0"
@@ -100,73 +100,16 @@ class Score(NamedTuple):
     missed_by_callers: list[str]
 
 
-def _missing(reason: str) -> NoReturn:
-    """Skip when the program cannot be had; under ``CI=true`` fail instead, naming what is missing."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the cross-engine program must be available)", pytrace=False)
-    pytest.skip(reason)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _replace_into(staged: Path, final: Path) -> None:
-    """Publish a staged file or directory; a concurrent session that got there first wins."""
-    try:
-        os.rename(staged, final)
-    except OSError:
-        if not final.exists():
-            raise
-        shutil.rmtree(staged, ignore_errors=True)
-
-
 def _sdist() -> Path:
     """The pinned brotli sdist, from the cache or PyPI (through pip), checked against its SHA-256."""
-    cached = CACHE / SDIST
-    if cached.exists() and _sha256(cached) == SDIST_SHA256:
-        return cached
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="rea-cross-engine-dl-") as tmp:
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-binary",
-            ":all:",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "--dest",
-            tmp,
-            REQUIREMENT,
-        ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            _missing(f"could not download the {REQUIREMENT} sdist with pip: {exc}")
-        got = Path(tmp) / SDIST
-        if proc.returncode != 0 or not got.exists():
-            tail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]
-            _missing(f"could not download the {REQUIREMENT} sdist from PyPI with pip ({tail})")
-        digest = _sha256(got)
-        assert digest == SDIST_SHA256, f"{SDIST} from PyPI has SHA-256 {digest}, expected {SDIST_SHA256}"
-        staged = CACHE / f"{SDIST}.partial-{os.getpid()}"
-        shutil.copyfile(got, staged)
-        os.replace(staged, cached)
-    return cached
-
-
-def _first_line(cmd: list[str]) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
-    return (out.splitlines() or [""])[0].strip()
+    return require_pip_sdist(REQUIREMENT, SDIST, SDIST_SHA256, cache=CACHE, needed="the cross-engine program")
 
 
 def _brotli() -> Build:
     """gcc -O2 build of the brotli tool and its stripped copy, cached under a key of everything that shapes them."""
     gcc, strip = toolchains.require("gcc"), toolchains.require("strip")
-    compiler = _first_line([gcc, "--version"])
-    recipe = repr((SDIST_SHA256, SOURCES, CFLAGS, compiler, _first_line([strip, "--version"])))
+    compiler = first_line([gcc, "--version"])
+    recipe = repr((SDIST_SHA256, SOURCES, CFLAGS, compiler, first_line([strip, "--version"])))
     out = CACHE / f"brotli-{hashlib.sha256(recipe.encode()).hexdigest()[:20]}"
     build = Build(out / "brotli", out / "brotli.stripped", compiler, f"brotli 1.1.0 tool ({compiler}, -O2")
     if build.symbolized.exists() and build.stripped.exists():
@@ -186,7 +129,7 @@ def _brotli() -> Build:
         ):
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             assert proc.returncode == 0, f"building the brotli tool failed: {cmd[0]}\n{proc.stderr[-2000:]}"
-    _replace_into(staged, out)
+    publish(staged, out)
     return build
 
 
