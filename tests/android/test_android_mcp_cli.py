@@ -11,7 +11,7 @@ from typing import Any
 import androidfixtures as fx
 import anyio
 
-from tests.mcp.harness import connect, server_env
+from tests.mcp.harness import call_structured, connect, error_of, server_env
 
 TOOLS = (
     "inspect_android_package",
@@ -53,13 +53,10 @@ def test_all_six_tools_through_the_mcp_client(apk: Path) -> None:
                 "project_android_application_graph": {"path": path, "limit": 50},
             }
             for name, args in calls.items():
-                res = await client.call_tool(name, args)
-                assert not res.is_error, res.content[0].text  # type: ignore[union-attr]
-                assert res.structured_content is not None
-                out[name] = res.structured_content
-            bad = await client.call_tool("inspect_android_class", {"path": path, "class_name": "no.Such"})
-            assert bad.is_error
-            out["error"] = json.loads(bad.content[0].text)["error"]  # type: ignore[union-attr]
+                out[name] = await call_structured(client, name, args)
+            out["error"] = error_of(
+                await client.call_tool("inspect_android_class", {"path": path, "class_name": "no.Such"})
+            )
         return out
 
     out = anyio.run(main)

@@ -19,7 +19,7 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.artifacts import extract as extract_mod
-from tests.mcp.harness import connect
+from tests.mcp.harness import connect, error_of
 from tests.robustness.runner import EXCEPTION_NAME
 
 LONG = "n" * 120  # long names make 30,000 rows far larger than the 10 MiB response budget
@@ -29,14 +29,6 @@ def _structured(result: Any) -> dict[str, Any]:
     assert result.is_error is False, result.content
     doc: dict[str, Any] = result.structured_content
     return doc
-
-
-def _error(result: Any) -> dict[str, Any]:
-    import json
-
-    assert result.is_error is True, result.content
-    err: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    return err
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
@@ -75,7 +67,7 @@ def test_malformed_zips_are_described_and_one_bad_name_is_refused(tmp_path: Path
     async def main() -> None:
         async with connect(TMPDIR=str(tmp)) as client:
             for tool in ("inspect_artifact", "extract_artifact"):
-                err = _error(await client.call_tool(tool, {"path": str(past_eof)}))
+                err = error_of(await client.call_tool(tool, {"path": str(past_eof)}))
                 assert err["code"] == "artifact_operation_failed"
                 assert (
                     "end-of-central-directory record places the central directory at offset 2147483647, "

@@ -14,19 +14,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.investigation.test_unknowns import QUESTION
-from tests.mcp.harness import connect, server_env
-
-
-def _ok(reply: Any) -> dict[str, Any]:
-    assert reply.is_error is False, reply.content
-    doc: dict[str, Any] = reply.structured_content
-    return doc
-
-
-def _error(reply: Any) -> dict[str, Any]:
-    assert reply.is_error is True
-    err: dict[str, Any] = json.loads(reply.content[0].text)["error"]
-    return err
+from tests.mcp.harness import connect, error_of, server_env, structured
 
 
 def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Path) -> None:
@@ -44,8 +32,8 @@ def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Pat
             ]
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             assert {"verify_reconstruction", "audit_residual_unknowns"} <= prompts
-            _ok(await client.call_tool("open_binary", {"path": stripped, "provider_id": "native"}))
-            made = _ok(await client.call_tool("record_unknown", QUESTION))["unknown"]
+            structured(await client.call_tool("open_binary", {"path": stripped, "provider_id": "native"}))
+            made = structured(await client.call_tool("record_unknown", QUESTION))["unknown"]
             uid = made["unknown_id"]
             active = json.loads((await client.read_resource("rea://unknowns/active")).contents[0].text)
             assert [u["unknown_id"] for u in active["unknowns"]] == [uid]
@@ -55,11 +43,11 @@ def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Pat
                 await client.read_resource("rea://unknown/unk_000000000000_00000000000000000000")
             with pytest.raises(MCPError):
                 await client.read_resource("rea://nothing/here")
-            heads = _ok(await client.call_tool("list_unknowns", {"severity": "high"}))["heads"]
+            heads = structured(await client.call_tool("list_unknowns", {"severity": "high"}))["heads"]
             assert heads["total"] == 1
-            verdict = _ok(await client.call_tool("verify_unknown_resolution", {"unknown_id": uid}))
+            verdict = structured(await client.call_tool("verify_unknown_resolution", {"unknown_id": uid}))
             assert verdict["normalized_result"]["verdict"] == "not-resolved"
-            bad = _error(await client.call_tool("update_unknown", {"unknown_id": uid, "expected_revision": 0}))
+            bad = error_of(await client.call_tool("update_unknown", {"unknown_id": uid, "expected_revision": 0}))
             assert bad["code"] == "invalid_request"
 
     anyio.run(main)
@@ -71,8 +59,8 @@ def test_two_servers_race_one_update_exactly_one_wins(stripped: str, tmp_path: P
     async def main() -> None:
         async with connect(**env) as first, connect(**env) as second:
             for client in (first, second):
-                _ok(await client.call_tool("open_binary", {"path": stripped, "provider_id": "native"}))
-            uid = _ok(await first.call_tool("record_unknown", QUESTION))["unknown"]["unknown_id"]
+                structured(await client.call_tool("open_binary", {"path": stripped, "provider_id": "native"}))
+            uid = structured(await first.call_tool("record_unknown", QUESTION))["unknown"]["unknown_id"]
             replies: list[Any] = []
 
             async def update(client: Any, status: str) -> None:
@@ -86,7 +74,7 @@ def test_two_servers_race_one_update_exactly_one_wins(stripped: str, tmp_path: P
                 tg.start_soon(update, first, "investigating")
                 tg.start_soon(update, second, "blocked")
             wins = [r for r in replies if not r.is_error]
-            losses = [_error(r) for r in replies if r.is_error]
+            losses = [error_of(r) for r in replies if r.is_error]
             assert len(wins) == 1 and len(losses) == 1
             assert losses[0]["code"] == "revision_conflict" and losses[0]["retryable"] is True
             history = json.loads((await second.read_resource(f"rea://unknown/{uid}")).contents[0].text)["revisions"]
@@ -178,13 +166,13 @@ def test_reconstruction_and_version_tools_through_the_sdk_client_and_cli(tmp_pat
 
     async def main() -> None:
         async with connect(**env) as client:
-            _ok(await client.call_tool("import_evidence_bundle", {"path": bundle}))
+            structured(await client.call_tool("import_evidence_bundle", {"path": bundle}))
             for name, args in calls:
-                out = _ok(await client.call_tool(name, args))
+                out = structured(await client.call_tool(name, args))
                 assert out, name
-            bad = _error(await client.call_tool("build_reconstruction_obligation_ledger", {"evidence_bundle": {}}))
+            bad = error_of(await client.call_tool("build_reconstruction_obligation_ledger", {"evidence_bundle": {}}))
             assert bad["code"] == "invalid_request"
-            missing = _error(
+            missing = error_of(
                 await client.call_tool(
                     "compare_bundles", {"left_bundle_path": "/nope.json", "right_bundle_path": bundle}
                 )

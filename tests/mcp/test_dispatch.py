@@ -16,15 +16,9 @@ from rea.catalog.invoke import invoke
 from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
-from tests.mcp.harness import connect
+from tests.mcp.harness import connect, error_of
 
 MAX_DEFAULT_TOOLS = 80
-
-
-def _error(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    payload: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    return payload
 
 
 def test_the_default_list_stays_under_80_and_search_reaches_every_other_tool(rea_registry: Registry) -> None:
@@ -53,11 +47,11 @@ def test_call_tool_by_name_runs_a_tool_as_a_direct_call_does(hello_elf: Path) ->
             through = await client.call_tool(CALL_TOOL_BY_NAME, {"name": "list_procedures", "arguments": {"limit": 3}})
             # The same call, the same record: Evidence identity is the content's, not the path it came by.
             assert (direct.structured_content or {})["evidence_id"] == (through.structured_content or {})["evidence_id"]
-            unknown = _error(await client.call_tool(CALL_TOOL_BY_NAME, {"name": "no_such_tool"}))
+            unknown = error_of(await client.call_tool(CALL_TOOL_BY_NAME, {"name": "no_such_tool"}))
             assert unknown["code"] == "invalid_request" and "search_tools" in unknown["remediation"]["action"]
-            itself = _error(await client.call_tool(CALL_TOOL_BY_NAME, {"name": CALL_TOOL_BY_NAME}))
+            itself = error_of(await client.call_tool(CALL_TOOL_BY_NAME, {"name": CALL_TOOL_BY_NAME}))
             assert itself["code"] == "invalid_request"
-            empty = _error(await client.call_tool(SEARCH_TOOLS, {"query": "?!"}))
+            empty = error_of(await client.call_tool(SEARCH_TOOLS, {"query": "?!"}))
             assert empty["code"] == "invalid_request" and empty["details"]["issues"][0]["path"] == "query"
 
     anyio.run(main)
@@ -66,7 +60,7 @@ def test_call_tool_by_name_runs_a_tool_as_a_direct_call_does(hello_elf: Path) ->
 def test_an_operators_toolset_choice_holds_for_dispatched_calls() -> None:
     async def main() -> None:
         async with connect(REA_MCP_TOOLSETS="native") as client:
-            refused = _error(
+            refused = error_of(
                 await client.call_tool(CALL_TOOL_BY_NAME, {"name": "set_comment", "arguments": {"address": "0x1"}})
             )
             assert refused["details"]["toolset"] == "notebook"

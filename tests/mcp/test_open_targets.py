@@ -7,7 +7,6 @@ default (open without an alias replaces the active target) stays what it was.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import anyio
 import pytest
 
 from tests import toolchains
-from tests.mcp.harness import connect
+from tests.mcp.harness import connect, error_of, normalized, structured
 
 LIBRARY_C = r"""
 int lib_scale(int x) { return x * 7 + 1; }
@@ -45,47 +44,35 @@ def program_and_library(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path,
     return program, library
 
 
-def ok(result: Any) -> dict[str, Any]:
-    assert result.is_error is False, result.content
-    doc: dict[str, Any] = result.structured_content
-    return doc
-
-
-def error(result: Any) -> dict[str, Any]:
-    assert result.is_error is True
-    doc: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    return doc
-
-
 def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library: tuple[Path, Path]) -> None:
     program, library = program_and_library
 
     async def main() -> None:
         async with connect() as client:
-            prog = ok(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
-            lib = ok(
+            prog = structured(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
+            lib = structured(
                 await client.call_tool("open_binary", {"path": str(library), "alias": "lib", "provider_id": "radare2"})
             )
             assert (prog["target_id"], lib["target_id"]) == ("t1", "t2")
             assert prog["analysis_run"]["run_id"] != lib["analysis_run"]["run_id"]
 
             # The library (opened last) is active; the program answers when named, by alias or id.
-            active = ok(await client.call_tool("procedure_info", {"procedure": "lib_twice"}))
+            active = structured(await client.call_tool("procedure_info", {"procedure": "lib_twice"}))
             # Each record names its own target's provenance (artifact, provider, profile: said by open_binary).
             assert active["provenance"] == lib["analysis_provider_binding"]["provenance"]
-            named = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "prog"}))
+            named = structured(await client.call_tool("procedure_info", {"procedure": "main", "target": "prog"}))
             assert named["provenance"] == prog["analysis_provider_binding"]["provenance"]
             assert prog["analysis_provider_binding"]["provider"]["id"] == "native"
             assert lib["analysis_provider_binding"]["provider"]["id"] == "radare2"
-            by_id = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "t1"}))
+            by_id = structured(await client.call_tool("procedure_info", {"procedure": "main", "target": "t1"}))
             assert by_id["evidence_id"] == named["evidence_id"]
             # In the program, lib_twice is the import the library answers for.
-            stub = ok(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "prog"}))
+            stub = structured(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "prog"}))
             assert stub["normalized_result"]["kind"] == "import"
             assert active["normalized_result"]["kind"] == "local"
 
             # The program's call to lib_twice leads into the library: a cross-binary edge to the export.
-            callees = ok(await client.call_tool("procedure_callees", {"procedure": "main", "target": "prog"}))
+            callees = structured(await client.call_tool("procedure_callees", {"procedure": "main", "target": "prog"}))
             into = next(c for c in callees["normalized_result"]["callees"] if c["name"] == "lib_twice")
             assert into["kind"] == "import"
             assert into["exported_by"] == {
@@ -95,28 +82,28 @@ def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library
                 "address": active["normalized_result"]["address"],
             }
             # A name answers in every open target when the call names none, and in one when it does.
-            everywhere = ok(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice"}))
+            everywhere = structured(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice"}))
             where = {(m["target_id"], m["kind"] == "function") for m in everywhere["normalized_result"]["matches"]}
             assert {t for t, _ in where} == {"t1", "t2"}
-            only = ok(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice", "target": "lib"}))
+            only = structured(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice", "target": "lib"}))
             assert all("target_id" not in m for m in only["normalized_result"]["matches"])
-            session = ok(await client.call_tool("binary_session", {}))
+            session = structured(await client.call_tool("binary_session", {}))
             assert session["active_target_id"] == "t2"
             listed = {t["alias"]: t for t in session["open_targets"]}
             assert listed["prog"]["provider_id"] == "native" and listed["lib"]["provider_id"] == "radare2"
 
-            unknown = error(await client.call_tool("procedure_info", {"procedure": "main", "target": "nope"}))
+            unknown = error_of(await client.call_tool("procedure_info", {"procedure": "main", "target": "nope"}))
             assert unknown["code"] == "invalid_request" and unknown["details"]["issues"][0]["path"] == "target"
 
             # Closing the library keeps the program (and the retained Evidence).
-            closed = ok(await client.call_tool("close_binary", {"target": "lib"}))
+            closed = structured(await client.call_tool("close_binary", {"target": "lib"}))
             assert closed["target_id"] == "t2"
-            after = ok(await client.call_tool("binary_session", {}))
+            after = structured(await client.call_tool("binary_session", {}))
             assert after["active_target_id"] == "t1" and after["retained_evidence_count"] >= 3
-            still = ok(await client.call_tool("procedure_callees", {"procedure": "main"}))
+            still = structured(await client.call_tool("procedure_callees", {"procedure": "main"}))
             alone = next(c for c in still["normalized_result"]["callees"] if c.get("name") == "lib_twice")
             assert "exported_by" not in alone
-            gone = error(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "lib"}))
+            gone = error_of(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "lib"}))
             assert gone["code"] == "invalid_request"
 
     anyio.run(main)
@@ -129,9 +116,9 @@ def test_open_without_an_alias_replaces_the_active_target(
 
     async def main() -> None:
         async with connect() as client:
-            ok(await client.call_tool("open_binary", {"path": str(program)}))
-            ok(await client.call_tool("open_binary", {"path": str(library)}))
-            session = ok(await client.call_tool("binary_session", {}))
+            structured(await client.call_tool("open_binary", {"path": str(program)}))
+            structured(await client.call_tool("open_binary", {"path": str(library)}))
+            session = structured(await client.call_tool("binary_session", {}))
             assert "open_targets" not in session and session["target"]["resolved_path"] == str(library)
 
     anyio.run(main)
@@ -142,14 +129,14 @@ def test_open_targets_are_bounded(program_and_library: tuple[Path, Path], hello_
 
     async def main() -> None:
         async with connect(REA_MAX_OPEN_TARGETS="2") as client:
-            ok(await client.call_tool("open_binary", {"path": str(program), "alias": "a"}))
-            ok(await client.call_tool("open_binary", {"path": str(library), "alias": "b"}))
-            third = error(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "c"}))
+            structured(await client.call_tool("open_binary", {"path": str(program), "alias": "a"}))
+            structured(await client.call_tool("open_binary", {"path": str(library), "alias": "b"}))
+            third = error_of(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "c"}))
             assert third["code"] == "resource_constraint"
             assert third["details"]["setting"] == "REA_MAX_OPEN_TARGETS"
             # Reopening under an alias already open replaces that target: no bound is crossed.
-            ok(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "b"}))
-            bad = error(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "t7"}))
+            structured(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "b"}))
+            bad = error_of(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "t7"}))
             assert bad["code"] == "invalid_request"
 
     anyio.run(main)
@@ -163,7 +150,7 @@ def test_calls_are_followed_across_the_binaries_opened_with_the_program(
 
     async def main() -> None:
         async with connect() as client:
-            opened = ok(
+            opened = structured(
                 await client.call_tool(
                     "open_binary", {"path": str(program), "alias": "prog", "with_dependencies": True}
                 )
@@ -175,12 +162,12 @@ def test_calls_are_followed_across_the_binaries_opened_with_the_program(
             assert deps["libc.so.6"]["rule"] in ("ld.so.conf", "default")
             assert opened["dependencies"]["not_found"] == []
             lib = deps["libscale.so"]["target_id"]
-            session = ok(await client.call_tool("binary_session", {}))
+            session = structured(await client.call_tool("binary_session", {}))
             assert session["active_target_id"] == opened["target_id"]  # the program stays active
             assert {t["target_id"] for t in session["open_targets"]} >= {opened["target_id"], lib}
 
             # Forward from main: the import leads into the library, and on to the library's own callee.
-            graph = ok(await client.call_tool("get_call_graph", {"address": "main", "depth": 3}))["normalized_result"]
+            graph = normalized(await client.call_tool("get_call_graph", {"address": "main", "depth": 3}))
             in_lib = {n["name"]: n for n in graph["nodes"] if n.get("target_id") == lib}
             assert {"lib_twice", "lib_scale"} <= set(in_lib)
             into = next(e for e in graph["edges"] if e.get("to_target") == lib and "from_target" not in e)
@@ -190,7 +177,7 @@ def test_calls_are_followed_across_the_binaries_opened_with_the_program(
             )
 
             # Backward from the library's procedure: up to the program's main, through its import.
-            back = ok(
+            back = structured(
                 await client.call_tool(
                     "get_call_graph", {"address": "lib_scale", "direction": "backward", "depth": 3, "target": lib}
                 )
@@ -199,7 +186,7 @@ def test_calls_are_followed_across_the_binaries_opened_with_the_program(
             assert [n.get("target_id") for n in mains] == [opened["target_id"]]
 
             # A path from main to a procedure only the library has.
-            trace = ok(await client.call_tool("trace_call_path", {"start": "main", "goal": "lib_scale"}))
+            trace = structured(await client.call_tool("trace_call_path", {"start": "main", "goal": "lib_scale"}))
             body = trace["normalized_result"]
             assert body["reached"] is True and body["goal"]["target_id"] == lib
             path = body["paths"][0]
@@ -215,18 +202,18 @@ def test_xrefs_cross_between_an_import_and_its_export(program_and_library: tuple
 
     async def main() -> None:
         async with connect() as client:
-            prog = ok(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
-            lib = ok(await client.call_tool("open_binary", {"path": str(library), "alias": "lib"}))
-            export = ok(await client.call_tool("procedure_address", {"procedure": "lib_twice"}))["normalized_result"]
-            stub = ok(await client.call_tool("procedure_address", {"procedure": "lib_twice", "target": "prog"}))
-            main_at = ok(await client.call_tool("procedure_address", {"procedure": "main", "target": "prog"}))
+            prog = structured(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
+            lib = structured(await client.call_tool("open_binary", {"path": str(library), "alias": "lib"}))
+            export = normalized(await client.call_tool("procedure_address", {"procedure": "lib_twice"}))
+            stub = structured(await client.call_tool("procedure_address", {"procedure": "lib_twice", "target": "prog"}))
+            main_at = structured(await client.call_tool("procedure_address", {"procedure": "main", "target": "prog"}))
             # At the export: main's call in the program, through the program's import.
-            into = ok(await client.call_tool("xrefs", {"address": export["address"]}))["normalized_result"]
+            into = normalized(await client.call_tool("xrefs", {"address": export["address"]}))
             assert {(r["target_id"], r["from_procedure"]) for r in into["imported_by"]} == {
                 (prog["target_id"], main_at["normalized_result"]["address"])
             }
             # At the import: where it leads.
-            out = ok(
+            out = structured(
                 await client.call_tool("xrefs", {"address": stub["normalized_result"]["address"], "target": "prog"})
             )["normalized_result"]
             assert out["exported_by"]["target_id"] == lib["target_id"]
@@ -292,7 +279,7 @@ def test_a_dll_and_a_dylib_are_found_and_followed(
 
     async def run() -> None:
         async with connect() as client:
-            opened = ok(
+            opened = structured(
                 await client.call_tool(
                     "open_binary", {"path": str(program), "alias": "prog", "with_dependencies": True}
                 )
@@ -300,10 +287,10 @@ def test_a_dll_and_a_dylib_are_found_and_followed(
             deps = {d["name"]: d for d in opened["dependencies"]["opened"]}
             assert deps[library]["rule"] == rule
             lib = deps[library]["target_id"]
-            callees = ok(await client.call_tool("procedure_callees", {"procedure": main}))["normalized_result"]
+            callees = normalized(await client.call_tool("procedure_callees", {"procedure": main}))
             into = next(c for c in callees["callees"] if c["name"] == twice)
             assert into["exported_by"]["target_id"] == lib
-            export = ok(await client.call_tool("procedure_address", {"procedure": twice, "target": lib}))
+            export = structured(await client.call_tool("procedure_address", {"procedure": twice, "target": lib}))
             assert into["exported_by"]["address"] == export["normalized_result"]["address"]
 
     anyio.run(run)

@@ -6,20 +6,12 @@ the server lives on and the next open runs in a fresh worker.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import anyio
 
-from tests.mcp.harness import connect
-
-
-def _error(result: Any) -> dict[str, Any]:
-    assert result.is_error, result.content
-    error: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    return error
+from tests.mcp.harness import connect, error_of
 
 
 def test_an_input_beyond_the_bound_is_resource_constraint_and_the_next_open_works(tmp_path: Path) -> None:
@@ -33,7 +25,7 @@ def test_an_input_beyond_the_bound_is_resource_constraint_and_the_next_open_work
     async def main() -> None:
         async with connect(REA_NATIVE_MEMORY_LIMIT_MB="256", REA_CACHE_MAX_BYTES="0") as client:
             refused = await client.call_tool("open_binary", {"path": str(huge), "provider_id": "native"})
-            error = _error(refused)
+            error = error_of(refused)
             assert error["code"] == "resource_constraint"
             assert "256 MiB" in error["message"] and "REA_NATIVE_MEMORY_LIMIT_MB" in error["remediation"]["action"]
             assert error["details"]["reported_limits"] == {"address_space_mb": 256}

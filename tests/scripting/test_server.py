@@ -13,18 +13,12 @@ import anyio
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from tests.mcp.harness import connect
+from tests.mcp.harness import connect, error_of
 from tests.scripting.conftest import example
 
 pytestmark = pytest.mark.usefixtures("sandboxed")
 WORKER_MODULE = "rea_plugins.scripting.worker"
 BOUND_S = 4  # REA_SCRIPT_TIMEOUT_S of the hostile scripts' server
-
-
-def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error is True
-    err: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    return err
 
 
 def size(result: Any) -> int:
