@@ -33,6 +33,15 @@ def _post(server: HttpServer, body: Any, **headers: str) -> httpx2.Response:
     return httpx2.post(server.url, content=json.dumps(body).encode(), headers=sent, timeout=30)
 
 
+def _initialized(server: HttpServer) -> dict[str, str]:
+    """The headers of a new session on ``server`` (protocol 2025-11-25, the test token), initialized."""
+    good = {"Authorization": f"Bearer {TEST_TOKEN}"}
+    sid = _post(server, INITIALIZE, **good).headers["mcp-session-id"]
+    session = {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", **good}
+    _post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+    return session
+
+
 def test_two_clients_at_once_keep_their_own_ledgers_and_targets(hello_elf: Path) -> None:
     with http_server(**PROBE) as server:
 
@@ -217,10 +226,7 @@ def _server_worker(pid: int) -> bool:
 def test_a_disconnect_mid_call_cancels_it_and_leaves_no_owned_process(sleeper: Path, tmp_path: Path) -> None:
     toolchains.require("bwrap")
     with http_server() as server:
-        good = {"Authorization": f"Bearer {TEST_TOKEN}"}
-        sid = _post(server, INITIALIZE, **good).headers["mcp-session-id"]
-        session = {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", **good}
-        _post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+        session = _initialized(server)
         call = {
             "jsonrpc": "2.0",
             "id": 3,
@@ -319,9 +325,7 @@ def test_a_client_of_the_previous_revision_works_and_the_sessionless_one_is_told
 def test_an_idle_session_is_closed_and_its_id_forgotten(hello_elf: Path) -> None:
     with http_server(REA_HTTP_IDLE_TIMEOUT_S="2") as server:
         good = {"Authorization": f"Bearer {TEST_TOKEN}"}
-        sid = _post(server, INITIALIZE, **good).headers["mcp-session-id"]
-        session = {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", **good}
-        _post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+        session = _initialized(server)
         call = {
             "jsonrpc": "2.0",
             "id": 1,
