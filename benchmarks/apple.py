@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import plistlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -107,68 +106,46 @@ def build(out: Path) -> Path:
     app = out / "Big.app"
     fw = app / "Frameworks" / "Big.framework"
     fw.mkdir(parents=True)
-    run = lambda cmd: subprocess.run(cmd, cwd=out, check=True, capture_output=True, timeout=1800)  # noqa: E731
-    run([clang, "-target", "arm64-apple-ios14", "-O1", "-c", "big.m", "-o", "big.o"])
-    run(
-        [
-            lld,
-            "-arch",
-            "arm64",
-            "-platform_version",
-            "ios",
-            "14.0",
-            "14.0",
-            "-dylib",
-            "-install_name",
-            "@rpath/Big.framework/Big",
-            "-adhoc_codesign",
-            "-o",
-            str(fw / "Big"),
-            "big.o",
-            "libSystem.tbd",
-            "libobjc.tbd",
-        ]
+    fx.link_macho(
+        clang,
+        lld,
+        out,
+        "arm64-apple-ios14",
+        "arm64",
+        "ios",
+        "14.0",
+        "big.m",
+        fw / "Big",
+        "-dylib",
+        "-install_name",
+        "@rpath/Big.framework/Big",
+        "-adhoc_codesign",
+        "libSystem.tbd",
+        "libobjc.tbd",
     )
-    run([clang, "-target", "arm64-apple-ios14", "-O1", "-c", "main.c", "-o", "main.o"])
-    run(
-        [
-            lld,
-            "-arch",
-            "arm64",
-            "-platform_version",
-            "ios",
-            "14.0",
-            "14.0",
-            "-o",
-            str(app / "Big"),
-            "main.o",
-            "libSystem.tbd",
-            str(fw / "Big"),
-            "-rpath",
-            "@executable_path/Frameworks",
-        ]
+    fx.link_macho(
+        clang,
+        lld,
+        out,
+        "arm64-apple-ios14",
+        "arm64",
+        "ios",
+        "14.0",
+        "main.c",
+        app / "Big",
+        "libSystem.tbd",
+        str(fw / "Big"),
+        "-rpath",
+        "@executable_path/Frameworks",
     )
     (app / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big", "CFBundleIdentifier": "x.big"}))
     (fw / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big"}, fmt=plistlib.FMT_BINARY))
     (out / "archive.plist").write_bytes(fx.keyed_archive())
     (app / "Main.storyboard").write_text(storyboard(CLASSES))
     (out / "swift.s").write_text(swift_source(SWIFT_TYPES))
-    run([clang, "-target", "x86_64-apple-macos11", "-c", "swift.s", "-o", "swift.o"])
-    run(
-        [
-            lld,
-            "-arch",
-            "x86_64",
-            "-platform_version",
-            "macos",
-            "11.0",
-            "11.0",
-            "-dylib",
-            "-o",
-            str(out / "Swifty"),
-            "swift.o",
-            "libSystem.tbd",
-        ]
+    swifty = out / "Swifty"
+    fx.link_macho(
+        clang, lld, out, "x86_64-apple-macos11", "x86_64", "macos", "11.0", "swift.s", swifty, "-dylib", "libSystem.tbd"
     )
     return app
 

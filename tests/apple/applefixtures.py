@@ -317,6 +317,25 @@ def _run(cmd: list[str], cwd: Path) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
 
 
+def link_macho(
+    clang: str,
+    lld: str,
+    out: Path,
+    target: str,
+    arch: str,
+    platform: str,
+    version: str,
+    source: str,
+    dest: Path,
+    *extra: str,
+) -> None:
+    """``source`` (in ``out``) compiled by clang -O1 for ``target`` and linked by ld64.lld into ``dest`` for ``arch`` on
+    ``platform`` ``version``, with ``extra`` linker arguments."""
+    o = str(out / f"{dest.name}-{arch}-{platform}.o")  # beside the build, never inside the bundle
+    _run([clang, "-target", target, "-O1", "-c", source, "-o", o], out)
+    _run([lld, "-arch", arch, "-platform_version", platform, version, version, "-o", str(dest), o, *extra], out)
+
+
 def build(out: Path) -> Built:
     tools = toolchains.require_all(TOOLS)
     clang, lld = tools["clang"], tools["ld64.lld"]
@@ -329,10 +348,8 @@ def build(out: Path) -> Built:
     kit_dir.mkdir(parents=True)
     kit = kit_dir / "Kit"
 
-    def link(target: str, arch: str, platform: str, version: str, obj: str, dest: Path, *extra: str) -> None:
-        o = str(out / f"{dest.name}-{arch}-{platform}.o")  # beside the build, never inside the bundle
-        _run([clang, "-target", target, "-O1", "-c", obj, "-o", o], out)
-        _run([lld, "-arch", arch, "-platform_version", platform, version, version, "-o", str(dest), o, *extra], out)
+    def link(target: str, arch: str, platform: str, version: str, source: str, dest: Path, *extra: str) -> None:
+        link_macho(clang, lld, out, target, arch, platform, version, source, dest, *extra)
 
     link(
         "arm64-apple-ios14",
@@ -426,25 +443,17 @@ def build(out: Path) -> Built:
     keyed.write_bytes(keyed_archive())
     (out / "swift.s").write_text(SWIFT_S)
     swift = out / "Swifty"
-    _run([clang, "-target", "x86_64-apple-macos11", "-c", "swift.s", "-o", "swift.o"], out)
-    _run(
-        [
-            lld,
-            "-arch",
-            "x86_64",
-            "-platform_version",
-            "macos",
-            "11.0",
-            "11.0",
-            "-dylib",
-            "-install_name",
-            "@rpath/Swifty.dylib",
-            "-o",
-            str(swift),
-            "swift.o",
-            "libSystem.tbd",
-        ],
-        out,
+    link(
+        "x86_64-apple-macos11",
+        "x86_64",
+        "macos",
+        "11.0",
+        "swift.s",
+        swift,
+        "-dylib",
+        "-install_name",
+        "@rpath/Swifty.dylib",
+        "libSystem.tbd",
     )
     lproj = app / "Base.lproj"
     lproj.mkdir()
