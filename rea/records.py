@@ -2,8 +2,9 @@
 
 - ``Record``: the base of a result shape (msgspec Struct: frozen, keyword-only, defaults omitted from the wire).
   A shape that decoding holds to its fields derives with ``forbid_unknown_fields=True``, one whose defaults are
-  part of its answer with ``omit_defaults=False``. A subclass says ``frozen=True, kw_only=True`` again: mypy's
-  reading of msgspec's dataclass transform does not inherit them. The native answers (``rea.operations.shapes``'
+  part of its answer with ``omit_defaults=False``. A subclass inherits all three: ``class Slice(Record):`` is
+  frozen and keyword-only (msgspec keeps ``kw_only`` per class, so ``Record``'s metaclass supplies it; its
+  ``dataclass_transform`` tells the type checker). The native answers (``rea.operations.shapes``'
   ``Shape`` and ``Page``, whose four paging fields are ``Paged``'s) stay apart: they are not frozen, since a
   provider's result is added to in place, and a non-frozen class cannot derive from a frozen one.
 - ``Paged``: the paging fields of a page whose list has its own name (``procedures``, ``rows``, ...: REA's result
@@ -21,7 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, dataclass_transform
 
 import msgspec
 
@@ -38,11 +39,23 @@ else:
 JSONObject = dict[str, JSONValue]
 
 
-class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class _RecordMeta(msgspec.StructMeta):
+    """Makes every class derived from ``Record`` keyword-only unless it says otherwise: msgspec applies ``kw_only``
+    to the fields a class itself declares, so without this each subclass would have to repeat it."""
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object], /, **config: Any
+    ) -> _RecordMeta:
+        config.setdefault("kw_only", True)
+        return super().__new__(mcls, name, bases, namespace, **config)
+
+
+@dataclass_transform(field_specifiers=(msgspec.field,), kw_only_default=True, frozen_default=True)
+class Record(msgspec.Struct, metaclass=_RecordMeta, frozen=True, omit_defaults=True):
     """A result shape (or a part of one)."""
 
 
-class Paged(Record, frozen=True, kw_only=True):
+class Paged(Record):
     """The paging fields of a bounded list: ``total`` items exist, this page starts at ``offset`` and holds at most
     ``limit``; ``next_offset`` is where the next page starts, null on the last page."""
 
@@ -52,13 +65,13 @@ class Paged(Record, frozen=True, kw_only=True):
     next_offset: int | None
 
 
-class PageOf(Paged, Generic[T], frozen=True, kw_only=True):
+class PageOf(Paged, Generic[T]):
     """One page of a list whose items are ``T``."""
 
     items: list[T]
 
 
-class ToolStep(Record, frozen=True, kw_only=True):
+class ToolStep(Record):
     """A tool call that continues from an answer (``next_steps``, a bounded listing's ``page_with``)."""
 
     tool: str

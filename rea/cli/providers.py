@@ -12,7 +12,7 @@ from rea.registry import BrokenPlugin, PluginInfo, Registry
 from rea.selection import candidates
 
 
-class ProviderRow(Record, frozen=True, kw_only=True):
+class ProviderRow(Record):
     """One provider as ``--json`` lists it (every field always present)."""
 
     id: str
@@ -26,7 +26,7 @@ class ProviderRow(Record, frozen=True, kw_only=True):
     operations: list[str]
 
 
-class ProvidersReport(Record, frozen=True, kw_only=True):
+class ProvidersReport(Record):
     """The stable ``--json`` document (documented in README, "rea providers list")."""
 
     plugins: list[PluginInfo]

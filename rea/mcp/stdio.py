@@ -49,7 +49,7 @@ _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*[,
 RequestId = str | int | None
 
 
-class RpcError(Record, frozen=True, kw_only=True):
+class RpcError(Record):
     """A JSON-RPC error object (``data`` left out when there is none)."""
 
     code: int

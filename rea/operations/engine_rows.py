@@ -83,7 +83,7 @@ def names_by_address(names: Sequence[AddressedName]) -> dict[int, list[str]]:
     return index
 
 
-class InsnRow(Record, frozen=True, kw_only=True):
+class InsnRow(Record):
     """An instruction row as an engine's listing sends it: its text once, then, once symbolized, the named form and
     its operands' symbols (an engine that has not symbolized it leaves them out)."""
 
@@ -97,7 +97,7 @@ class InsnRow(Record, frozen=True, kw_only=True):
     symbols: list[JSONObject] | None = None
 
 
-class RegionRow(Record, frozen=True, kw_only=True):
+class RegionRow(Record):
     """A segment or section of binary_layout: a segment listing's row without its kind."""
 
     name: str
@@ -126,7 +126,7 @@ class RegionRow(Record, frozen=True, kw_only=True):
         return SegmentItem(**msgspec.structs.asdict(self), kind=kind)
 
 
-class ImportRow(Record, frozen=True, kw_only=True):
+class ImportRow(Record):
     """An import of binary_layout: its library and its slot, where the file says."""
 
     name: str
@@ -134,14 +134,14 @@ class ImportRow(Record, frozen=True, kw_only=True):
     slot: str | None
 
 
-class ExportRow(Record, frozen=True, kw_only=True):
+class ExportRow(Record):
     """An export of binary_layout."""
 
     name: str
     address: str | None
 
 
-class FlowStep(Record, frozen=True, kw_only=True):
+class FlowStep(Record):
     """One p-code op defining the value (or a value it is computed from), ``depth`` ops from the argument."""
 
     depth: int
@@ -151,7 +151,7 @@ class FlowStep(Record, frozen=True, kw_only=True):
     inputs: list[str]
 
 
-class DataFlow(Record, frozen=True, kw_only=True):
+class DataFlow(Record):
     address: str
     name: str
     site: str

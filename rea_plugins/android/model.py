@@ -14,20 +14,20 @@ ComponentKind = Literal["activity", "activity-alias", "service", "receiver", "pr
 # -- inspect_android_package -----------------------------------------------------------------------
 
 
-class DeclaredPermission(Record, frozen=True, kw_only=True):
+class DeclaredPermission(Record):
     name: str
     # As the manifest encodes it (0x00000002), and decoded: the base level and each flag (signature, privileged).
     protection_level: str | None = None
     protection: list[str] = []
 
 
-class IntentFilter(Record, frozen=True, kw_only=True):
+class IntentFilter(Record):
     actions: list[str] = []
     categories: list[str] = []
     data: list[str] = []
 
 
-class Component(Record, frozen=True, kw_only=True):
+class Component(Record):
     kind: ComponentKind
     name: str
     # Effective exported state; exported_declared says whether the manifest states it or a default applied.
@@ -40,7 +40,7 @@ class Component(Record, frozen=True, kw_only=True):
     authorities: str | None = None
 
 
-class Certificate(Record, frozen=True, kw_only=True):
+class Certificate(Record):
     schemes: list[str]
     subject: str
     issuer: str
@@ -50,14 +50,14 @@ class Certificate(Record, frozen=True, kw_only=True):
     not_after: str
 
 
-class Signing(Record, frozen=True, kw_only=True):
+class Signing(Record):
     schemes: dict[str, bool]
     certificates: list[Certificate]
     # What was and was not verified, in words.
     verification: list[str]
 
 
-class DexFile(Record, frozen=True, kw_only=True):
+class DexFile(Record):
     name: str
     bytes: int
     sha256: str
@@ -67,20 +67,20 @@ class DexFile(Record, frozen=True, kw_only=True):
     strings: int
 
 
-class NativeLibrary(Record, frozen=True, kw_only=True):
+class NativeLibrary(Record):
     abi: str
     path: str
     bytes: int
 
 
-class Resources(Record, frozen=True, kw_only=True):
+class Resources(Record):
     packages: list[str]
     # Resource type -> entries in the resource table (string, layout, drawable, ...).
     types: dict[str, int]
     files: int
 
 
-class Package(Record, frozen=True, kw_only=True):
+class Package(Record):
     """The normalized result of ``inspect_android_package``."""
 
     schema_version: int
@@ -111,7 +111,7 @@ class Package(Record, frozen=True, kw_only=True):
 # -- classes and methods ---------------------------------------------------------------------------
 
 
-class ClassHit(Record, frozen=True, kw_only=True):
+class ClassHit(Record):
     name: str
     dex: str
     superclass: str | None = None
@@ -119,7 +119,7 @@ class ClassHit(Record, frozen=True, kw_only=True):
     matches: list[str] = []
 
 
-class ClassSearch(Record, frozen=True, kw_only=True):
+class ClassSearch(Record):
     """The normalized result of ``search_android_classes``."""
 
     schema_version: int
@@ -128,14 +128,14 @@ class ClassSearch(Record, frozen=True, kw_only=True):
     page: Paged
 
 
-class Field(Record, frozen=True, kw_only=True):
+class Field(Record):
     name: str
     type: str
     access: list[str]
     value: Any = None
 
 
-class Method(Record, frozen=True, kw_only=True):
+class Method(Record):
     # The method's reference in smali form: Lpkg/Class;->name(args)ret, unique within the application.
     id: str
     name: str
@@ -144,7 +144,7 @@ class Method(Record, frozen=True, kw_only=True):
     instructions: int = 0
 
 
-class ClassInfo(Record, frozen=True, kw_only=True):
+class ClassInfo(Record):
     """The normalized result of ``inspect_android_class``."""
 
     schema_version: int
@@ -161,12 +161,12 @@ class ClassInfo(Record, frozen=True, kw_only=True):
     pages: dict[str, Paged] = {}
 
 
-class Instruction(Record, frozen=True, kw_only=True):
+class Instruction(Record):
     offset: int
     text: str
 
 
-class SourceText(Record, frozen=True, kw_only=True):
+class SourceText(Record):
     # "decompiled" (a reading aid, not the bytecode); "smali" (the listing, where the decompiler failed or garbled
     # the method) or "unavailable" (no bytecode), each with the reason.
     status: Literal["decompiled", "smali", "unavailable"]
@@ -177,7 +177,7 @@ class SourceText(Record, frozen=True, kw_only=True):
     reason: str = ""
 
 
-class MethodInfo(Record, frozen=True, kw_only=True):
+class MethodInfo(Record):
     """The normalized result of ``inspect_android_method``."""
 
     schema_version: int
@@ -195,7 +195,7 @@ class MethodInfo(Record, frozen=True, kw_only=True):
 # -- references ------------------------------------------------------------------------------------
 
 
-class Reference(Record, frozen=True, kw_only=True):
+class Reference(Record):
     kind: Literal["call", "read", "write", "load-string"]
     source: str
     target: str
@@ -204,7 +204,7 @@ class Reference(Record, frozen=True, kw_only=True):
     external: bool = False
 
 
-class ReferenceTrace(Record, frozen=True, kw_only=True):
+class ReferenceTrace(Record):
     """The normalized result of ``trace_android_references``."""
 
     schema_version: int
@@ -227,7 +227,7 @@ class ReferenceTrace(Record, frozen=True, kw_only=True):
 # -- application graph -----------------------------------------------------------------------------
 
 
-class GraphEntryPoint(Record, frozen=True, kw_only=True):
+class GraphEntryPoint(Record):
     kind: Literal["activity", "activity-alias", "service", "receiver", "provider"]
     name: str
     node_id: str | None
@@ -235,7 +235,7 @@ class GraphEntryPoint(Record, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class GraphModule(Record, frozen=True, kw_only=True):
+class GraphModule(Record):
     node_id: str
     kind: Literal["dex", "class", "native-library", "resources", "manifest"]
     path: str
@@ -245,19 +245,19 @@ class GraphModule(Record, frozen=True, kw_only=True):
     handoff: str | None = None
 
 
-class GraphEdge(Record, frozen=True, kw_only=True):
+class GraphEdge(Record):
     source: str
     target: str
     kind: Literal["contains", "calls", "loads-library", "declares"]
     detail: str = ""
 
 
-class PackageCount(Record, frozen=True, kw_only=True):
+class PackageCount(Record):
     package: str
     classes: int
 
 
-class ApplicationGraph(Record, frozen=True, kw_only=True):
+class ApplicationGraph(Record):
     """The normalized result of ``project_android_application_graph``.
 
     detail summary (the default) gives the counts, the largest Java packages and the entry points; full adds
@@ -289,7 +289,7 @@ ChangeCategory = Literal["manifest", "permission", "component", "class", "method
 ChangeKind = Literal["added", "removed", "changed"]
 
 
-class Change(Record, frozen=True, kw_only=True):
+class Change(Record):
     category: ChangeCategory
     change: ChangeKind
     # A manifest attribute, permission, component or class name, a method id, a library path, a certificate SHA-256.
@@ -299,13 +299,13 @@ class Change(Record, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class ChangeCounts(Record, frozen=True, kw_only=True):
+class ChangeCounts(Record):
     added: int = 0
     removed: int = 0
     changed: int = 0
 
 
-class PackageComparison(Record, frozen=True, kw_only=True):
+class PackageComparison(Record):
     """The normalized result of ``compare_android_packages``: the summary, then the changes (filtered, paged)."""
 
     schema_version: int

@@ -44,14 +44,14 @@ ReferenceKind = Literal["call", "jump", "data", "read", "write", "indirect", "co
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
 
 
-class UserTypes(Record, frozen=True, kw_only=True):
+class UserTypes(Record):
     """The analyst's types as the decompiler took them: what angr refused is in ``problems``."""
 
     applied: bool
     problems: list[str]
 
 
-class PseudoCodeRaw(Record, frozen=True, kw_only=True):
+class PseudoCodeRaw(Record):
     """angr's own facts of a decompilation: its address for the procedure, how far it mapped the image."""
 
     angr_address: str

@@ -16,7 +16,7 @@ from rea_plugins.angr.model import imm_target
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})
 
 
-class TypeRow(Record, frozen=True, kw_only=True):
+class TypeRow(Record):
     """inspect_native_data_type's type: a pointer's target, an array's element and count."""
 
     name: str
@@ -27,7 +27,7 @@ class TypeRow(Record, frozen=True, kw_only=True):
     target: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class DataInspection(Record, frozen=True, kw_only=True):
+class DataInspection(Record):
     """inspect_native_data_type: what lies at an address, then where that was learnt (``source``)."""
 
     address: str | None
@@ -39,7 +39,7 @@ class DataInspection(Record, frozen=True, kw_only=True):
     source: str
 
 
-class CallTarget(Record, frozen=True, kw_only=True):
+class CallTarget(Record):
     """One target of a call or dispatch site and where it was learnt; an import without a stub or slot here has
     no address."""
 
@@ -48,7 +48,7 @@ class CallTarget(Record, frozen=True, kw_only=True):
     provenance: str
 
 
-class CallSiteRow(Record, frozen=True, kw_only=True):
+class CallSiteRow(Record):
     """A call or dispatch site of ``resolve_native_call_targets``, its keys in the order angr's answer sends them:
     ``instruction`` where the site decodes, ``reason`` where it stays unresolved."""
 

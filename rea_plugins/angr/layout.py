@@ -43,7 +43,7 @@ class Export(msgspec.Struct, frozen=True, kw_only=True):
     address: int
 
 
-class Linkage(Record, frozen=True, kw_only=True, omit_defaults=False):
+class Linkage(Record, omit_defaults=False):
     """How the binary links (binary_layout sends every field but an unset one); a PE also says whether it is a
     DLL."""
 
@@ -54,7 +54,7 @@ class Linkage(Record, frozen=True, kw_only=True, omit_defaults=False):
     dll: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class Mitigations(Record, frozen=True, kw_only=True, omit_defaults=False):
+class Mitigations(Record, omit_defaults=False):
     """The hardening the file's headers declare, ``"unknown"`` where they cannot say (binary_layout sends every field
     but an unset one); a PE adds its ``cfg`` and ``high_entropy_va`` flags."""
 

@@ -696,7 +696,7 @@ def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(set(hints)))
 
 
-class Layout(Record, frozen=True, kw_only=True):
+class Layout(Record):
     """binary_layout: the file's own tables."""
 
     format: str

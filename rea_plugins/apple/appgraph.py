@@ -166,7 +166,7 @@ def _executable(source: Source, bundle: str, info: common.PlistDict, files: set[
     return None
 
 
-class _Executable(Record, frozen=True, kw_only=True):
+class _Executable(Record):
     """What an application graph node says of its executable (nothing when it cannot be read)."""
 
     architectures: list[str] = []

@@ -10,7 +10,7 @@ from rea.plugin import Category, JSONValue, ObjCClass, Paged, Protocol, Record
 # -- Mach-O ----------------------------------------------------------------------------------------
 
 
-class Slice(Record, frozen=True, kw_only=True):
+class Slice(Record):
     """One architecture of a (universal) Mach-O file."""
 
     index: int
@@ -21,12 +21,12 @@ class Slice(Record, frozen=True, kw_only=True):
     align: int | None = None
 
 
-class Architectures(Record, frozen=True, kw_only=True):
+class Architectures(Record):
     universal: bool
     slices: list[Slice]
 
 
-class LoadCommand(Record, frozen=True, kw_only=True):
+class LoadCommand(Record):
     index: int
     command: str
     offset: int
@@ -35,7 +35,7 @@ class LoadCommand(Record, frozen=True, kw_only=True):
     summary: str | None = None
 
 
-class Section(Record, frozen=True, kw_only=True):
+class Section(Record):
     segment: str
     name: str
     # Addresses and memory sizes are hex text: 64-bit values past JSON's exact integers are real (kernel images).
@@ -45,7 +45,7 @@ class Section(Record, frozen=True, kw_only=True):
     type: str
 
 
-class Segment(Record, frozen=True, kw_only=True):
+class Segment(Record):
     name: str
     address: str
     vm_size: str
@@ -56,7 +56,7 @@ class Segment(Record, frozen=True, kw_only=True):
     sections: int
 
 
-class Library(Record, frozen=True, kw_only=True):
+class Library(Record):
     """A dylib the slice loads, with the symbols it imports from it (two-level namespace: ordinal to library)."""
 
     ordinal: int
@@ -68,31 +68,31 @@ class Library(Record, frozen=True, kw_only=True):
     weak: bool = False
 
 
-class Imported(Record, frozen=True, kw_only=True):
+class Imported(Record):
     name: str
     library: str | None
 
 
-class Exported(Record, frozen=True, kw_only=True):
+class Exported(Record):
     name: str
     address: str
     kind: str
 
 
-class Platform(Record, frozen=True, kw_only=True):
+class Platform(Record):
     platform: str
     min_os: str
     sdk: str
 
 
-class Encryption(Record, frozen=True, kw_only=True):
+class Encryption(Record):
     crypt_id: int
     crypt_offset: int
     crypt_size: int
     encrypted: bool
 
 
-class MachOSlice(Record, frozen=True, kw_only=True):
+class MachOSlice(Record):
     """What one slice's header and load commands say."""
 
     index: int
@@ -118,7 +118,7 @@ class MachOSlice(Record, frozen=True, kw_only=True):
     exports_page: Paged
 
 
-class MachOReport(Record, frozen=True, kw_only=True):
+class MachOReport(Record):
     """A Mach-O file: its slices (one for a thin file), each with its header and load commands."""
 
     universal: bool
@@ -129,7 +129,7 @@ class MachOReport(Record, frozen=True, kw_only=True):
 # -- property lists ---------------------------------------------------------------------------------
 
 
-class PlistReport(Record, frozen=True, kw_only=True):
+class PlistReport(Record):
     """A property list as JSON: dates as ISO 8601 text, data as base64 (cut at ``max_data_bytes``)."""
 
     source: str
@@ -140,7 +140,7 @@ class PlistReport(Record, frozen=True, kw_only=True):
     total_nodes: int
 
 
-class ArchivedObject(Record, frozen=True, kw_only=True):
+class ArchivedObject(Record):
     """One object of an NSKeyedArchiver graph: its UID, its class chain, and its fields (references as ``{"$ref"}``)."""
 
     uid: int
@@ -150,7 +150,7 @@ class ArchivedObject(Record, frozen=True, kw_only=True):
     fields: dict[str, JSONValue] = {}
 
 
-class KeyedArchive(Record, frozen=True, kw_only=True):
+class KeyedArchive(Record):
     source: str
     archiver: str
     version: int | None
@@ -168,7 +168,7 @@ class KeyedArchive(Record, frozen=True, kw_only=True):
 # -- code signature ---------------------------------------------------------------------------------
 
 
-class PageHashes(Record, frozen=True, kw_only=True):
+class PageHashes(Record):
     """Code-directory page hashes checked against the bytes they cover."""
 
     status: Literal["valid", "mismatch", "unsigned"]
@@ -178,14 +178,14 @@ class PageHashes(Record, frozen=True, kw_only=True):
     special_slots: dict[str, Literal["valid", "mismatch", "absent"]] = {}
 
 
-class Certificate(Record, frozen=True, kw_only=True):
+class Certificate(Record):
     subject: str
     issuer: str
     sha256: str
     serial: str
 
 
-class CodeDirectoryInfo(Record, frozen=True, kw_only=True):
+class CodeDirectoryInfo(Record):
     identifier: str
     team_id: str | None
     version: str
@@ -198,7 +198,7 @@ class CodeDirectoryInfo(Record, frozen=True, kw_only=True):
     exec_segment_flags: list[str] = []
 
 
-class SliceSignature(Record, frozen=True, kw_only=True):
+class SliceSignature(Record):
     index: int
     cpu_type: str
     status: Literal["valid", "mismatch", "unsigned"]
@@ -211,7 +211,7 @@ class SliceSignature(Record, frozen=True, kw_only=True):
     ad_hoc: bool = False
 
 
-class Authenticode(Record, frozen=True, kw_only=True):
+class Authenticode(Record):
     status: Literal["valid", "mismatch", "unsigned", "invalid"]
     signers: list[Certificate]
     chain: list[Certificate]
@@ -219,7 +219,7 @@ class Authenticode(Record, frozen=True, kw_only=True):
     reason: str | None = None
 
 
-class SignatureReport(Record, frozen=True, kw_only=True):
+class SignatureReport(Record):
     """Is it signed, by whom, and intact: Mach-O code signatures per slice, or a PE's Authenticode."""
 
     format: Literal["mach-o", "pe"]
@@ -231,7 +231,7 @@ class SignatureReport(Record, frozen=True, kw_only=True):
 # -- Objective-C ------------------------------------------------------------------------------------
 
 
-class ClassSummary(Record, frozen=True, kw_only=True):
+class ClassSummary(Record):
     name: str
     superclass: str | None
     methods: int
@@ -240,7 +240,7 @@ class ClassSummary(Record, frozen=True, kw_only=True):
     protocols: list[str]
 
 
-class ClassList(Record, frozen=True, kw_only=True):
+class ClassList(Record):
     """The Objective-C classes a slice defines (``__objc_classlist``), filtered and paged."""
 
     cpu_type: str
@@ -248,13 +248,13 @@ class ClassList(Record, frozen=True, kw_only=True):
     page: Paged
 
 
-class ProtocolList(Record, frozen=True, kw_only=True):
+class ProtocolList(Record):
     cpu_type: str
     protocols: list[Protocol]
     page: Paged
 
 
-class DispatchMetadata(Record, frozen=True, kw_only=True):
+class DispatchMetadata(Record):
     """Objective-C dispatch metadata: a page of classes in full, their categories and protocols, selector references."""
 
     cpu_type: str
@@ -272,7 +272,7 @@ class DispatchMetadata(Record, frozen=True, kw_only=True):
 # -- bundles ----------------------------------------------------------------------------------------
 
 
-class Resolution(Record, frozen=True, kw_only=True):
+class Resolution(Record):
     image: str
     library: str
     command: str
@@ -281,7 +281,7 @@ class Resolution(Record, frozen=True, kw_only=True):
     tried: list[str] = []
 
 
-class DylibResolution(Record, frozen=True, kw_only=True):
+class DylibResolution(Record):
     """Each dylib a bundle's Mach-O images load, resolved through @rpath/@loader_path/@executable_path."""
 
     bundle: str
@@ -292,7 +292,7 @@ class DylibResolution(Record, frozen=True, kw_only=True):
     counts: dict[str, int]
 
 
-class Unavailable(Record, frozen=True, kw_only=True):
+class Unavailable(Record):
     """A question this host cannot answer, with what would make it answerable."""
 
     status: Literal["unavailable"] = "unavailable"
@@ -303,7 +303,7 @@ class Unavailable(Record, frozen=True, kw_only=True):
 # -- Interface Builder ------------------------------------------------------------------------------
 
 
-class IBObject(Record, frozen=True, kw_only=True):
+class IBObject(Record):
     """An object of a XIB or storyboard: its element, the class it instantiates (customClass when set)."""
 
     id: str
@@ -315,7 +315,7 @@ class IBObject(Record, frozen=True, kw_only=True):
     placeholder: str | None = None
 
 
-class IBConnection(Record, frozen=True, kw_only=True):
+class IBConnection(Record):
     """An outlet (source.property = destination), action (source sends selector to destination) or segue."""
 
     kind: Literal["outlet", "action", "segue"]
@@ -329,7 +329,7 @@ class IBConnection(Record, frozen=True, kw_only=True):
     event: str | None = None
 
 
-class InterfaceDocument(Record, frozen=True, kw_only=True):
+class InterfaceDocument(Record):
     source: str
     kind: Literal["xib", "storyboard"]
     runtime: Literal["ios", "macos"]
@@ -340,7 +340,7 @@ class InterfaceDocument(Record, frozen=True, kw_only=True):
     counts: dict[str, int]
 
 
-class UIAction(Record, frozen=True, kw_only=True):
+class UIAction(Record):
     """A control's action and the procedure that implements it (``-[Class selector]`` at ``address``)."""
 
     control: str
@@ -357,7 +357,7 @@ class UIAction(Record, frozen=True, kw_only=True):
     searched: list[str] = []
 
 
-class UIActionTrace(Record, frozen=True, kw_only=True):
+class UIActionTrace(Record):
     document: str
     binary: str
     cpu_type: str
@@ -369,13 +369,13 @@ class UIActionTrace(Record, frozen=True, kw_only=True):
 # -- Swift ------------------------------------------------------------------------------------------
 
 
-class SwiftSymbol(Record, frozen=True, kw_only=True):
+class SwiftSymbol(Record):
     symbol: str
     status: Literal["demangled", "unrecognized", "not-swift"]
     demangled: str | None = None
 
 
-class SwiftSymbols(Record, frozen=True, kw_only=True):
+class SwiftSymbols(Record):
     """The symbols from ``offset`` on, as many as fit one lean answer; ``next_offset`` is where the rest start."""
 
     demangler: str
@@ -385,7 +385,7 @@ class SwiftSymbols(Record, frozen=True, kw_only=True):
     next_offset: int | None = None
 
 
-class SwiftField(Record, frozen=True, kw_only=True):
+class SwiftField(Record):
     """A stored property (or an enum case, which has no type when it has no payload)."""
 
     name: str
@@ -395,7 +395,7 @@ class SwiftField(Record, frozen=True, kw_only=True):
     indirect: bool = False
 
 
-class SwiftType(Record, frozen=True, kw_only=True):
+class SwiftType(Record):
     name: str
     kind: str
     mangled: str | None
@@ -403,7 +403,7 @@ class SwiftType(Record, frozen=True, kw_only=True):
     fields: list[SwiftField] = []
 
 
-class SwiftTypes(Record, frozen=True, kw_only=True):
+class SwiftTypes(Record):
     """The Swift types a slice records in ``__swift5_types``, with their fields (``__swift5_fieldmd``)."""
 
     cpu_type: str
@@ -415,7 +415,7 @@ class SwiftTypes(Record, frozen=True, kw_only=True):
     problems: list[str] = []
 
 
-class AssetRendition(Record, frozen=True, kw_only=True):
+class AssetRendition(Record):
     name: str
     asset_type: str
     scale: int | None = None
@@ -423,7 +423,7 @@ class AssetRendition(Record, frozen=True, kw_only=True):
     size_bytes: int | None = None
 
 
-class AssetCatalog(Record, frozen=True, kw_only=True):
+class AssetCatalog(Record):
     """An Assets.car as assetutil lists it (macOS only)."""
 
     source: str
@@ -436,7 +436,7 @@ class AssetCatalog(Record, frozen=True, kw_only=True):
 # -- application graph ------------------------------------------------------------------------------
 
 
-class AppNode(Record, frozen=True, kw_only=True):
+class AppNode(Record):
     """A bundle (or loose dylib) of the application: identity, executable slices, signature, entitlement keys."""
 
     id: str
@@ -453,7 +453,7 @@ class AppNode(Record, frozen=True, kw_only=True):
     encrypted: bool | None = None
 
 
-class AppEdge(Record, frozen=True, kw_only=True):
+class AppEdge(Record):
     source: str
     target: str
     kind: Literal["embeds", "loads"]
@@ -461,7 +461,7 @@ class AppEdge(Record, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class AppGraph(Record, frozen=True, kw_only=True):
+class AppGraph(Record):
     """An .app, .framework or .ipa as an application graph; ``counts`` are the whole application's."""
 
     schema_version: int

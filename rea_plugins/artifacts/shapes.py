@@ -7,7 +7,7 @@ from typing import Literal
 from rea.plugin import DeclaredIntegrity, JSONObject, Record, TargetView, ToolStep
 
 
-class NestedArchive(Record, frozen=True, kw_only=True):
+class NestedArchive(Record):
     """An archive inside the archive: expanded (its entries follow, ``outer!/inner``), unreadable, or not opened
     (deeper than max_depth); ``format`` is the reader's once opened, the sniffed one otherwise."""
 
@@ -18,7 +18,7 @@ class NestedArchive(Record, frozen=True, kw_only=True):
     error: str | None = None
 
 
-class ArtifactEntry(Record, frozen=True, kw_only=True):
+class ArtifactEntry(Record):
     path: str
     ordinal: int
     kind: Literal["file", "directory", "link", "special"]
@@ -36,7 +36,7 @@ class ArtifactEntry(Record, frozen=True, kw_only=True):
     unavailable_reason: str | None = None
 
 
-class Totals(Record, frozen=True, kw_only=True):
+class Totals(Record):
     files: int
     directories: int
     links: int
@@ -45,7 +45,7 @@ class Totals(Record, frozen=True, kw_only=True):
     bytes: int
 
 
-class ArtifactInventory(Record, frozen=True, kw_only=True):
+class ArtifactInventory(Record):
     format: str
     entry_count: int
     totals: Totals
@@ -60,7 +60,7 @@ class ArtifactInventory(Record, frozen=True, kw_only=True):
     views: list[TargetView] = []
 
 
-class EntryFacts(Record, frozen=True, kw_only=True):
+class EntryFacts(Record):
     """What compare_artifacts compares of an entry."""
 
     kind: str | None
@@ -71,18 +71,18 @@ class EntryFacts(Record, frozen=True, kw_only=True):
     unpacked: bool | None
 
 
-class EntryLabel(Record, frozen=True, kw_only=True):
+class EntryLabel(Record):
     path: str
     # Only where an archive holds the same path more than once.
     ordinal: int = 0
 
 
-class ListedEntry(EntryFacts, frozen=True, kw_only=True):
+class ListedEntry(EntryFacts):
     path: str
     ordinal: int = 0
 
 
-class ChangedEntry(Record, frozen=True, kw_only=True):
+class ChangedEntry(Record):
     path: str
     fields: list[str]
     left: EntryFacts
@@ -90,7 +90,7 @@ class ChangedEntry(Record, frozen=True, kw_only=True):
     ordinal: int = 0
 
 
-class ContradictedEntry(Record, frozen=True, kw_only=True):
+class ContradictedEntry(Record):
     path: str
     left: EntryFacts | None
     right: EntryFacts | None
@@ -98,7 +98,7 @@ class ContradictedEntry(Record, frozen=True, kw_only=True):
     ordinal: int = 0
 
 
-class ComparedSide(Record, frozen=True, kw_only=True):
+class ComparedSide(Record):
     evidence_id: str
     format: str | None
     sha256: str | None
@@ -106,7 +106,7 @@ class ComparedSide(Record, frozen=True, kw_only=True):
     coverage: str | None
 
 
-class ComparisonSummary(Record, frozen=True, kw_only=True):
+class ComparisonSummary(Record):
     added: int
     removed: int
     changed: int
@@ -114,7 +114,7 @@ class ComparisonSummary(Record, frozen=True, kw_only=True):
     contradicted: int
 
 
-class ArtifactComparison(Record, frozen=True, kw_only=True):
+class ArtifactComparison(Record):
     left: ComparedSide
     right: ComparedSide
     summary: ComparisonSummary
@@ -126,7 +126,7 @@ class ArtifactComparison(Record, frozen=True, kw_only=True):
     coverage: Literal["complete", "partial"]
 
 
-class ExtractedFile(Record, frozen=True, kw_only=True):
+class ExtractedFile(Record):
     path: str
     size: int
     sha256: str
@@ -137,7 +137,7 @@ class ExtractedFile(Record, frozen=True, kw_only=True):
     quarantined_to: str | None = None
 
 
-class RefusedEntry(Record, frozen=True, kw_only=True):
+class RefusedEntry(Record):
     """A selected entry not written, and why (not_found, not_a_file, case_collision, parent_is_a_file, ...)."""
 
     path: str
@@ -146,7 +146,7 @@ class RefusedEntry(Record, frozen=True, kw_only=True):
     reason: str
 
 
-class Listing(Record, frozen=True, kw_only=True):
+class Listing(Record):
     """complete: every row is listed; bounded: the first rows, the retained complete record named and pageable."""
 
     status: Literal["complete", "bounded"]
@@ -157,7 +157,7 @@ class Listing(Record, frozen=True, kw_only=True):
     page_with: ToolStep | None = None
 
 
-class Extraction(Record, frozen=True, kw_only=True):
+class Extraction(Record):
     format: str
     integrity_policy: Literal["fail", "record-and-continue"]
     output_directory: str

@@ -511,13 +511,13 @@ def integrity_error(entry: AsarEntry, observed: str) -> ReaError:
     return ReaError("artifact_integrity_mismatch", message, remediation=remediation, details=details)
 
 
-class ContradictionProvenance(Record, frozen=True, kw_only=True):
+class ContradictionProvenance(Record):
     declared_by: str
     observed_from: str
     archive: str
 
 
-class Contradiction(Record, frozen=True, kw_only=True):
+class Contradiction(Record):
     """One entry whose bytes contradict the hash the header declares."""
 
     logical_path: str

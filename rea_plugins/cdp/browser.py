@@ -124,7 +124,7 @@ def find_chromium() -> tuple[str | None, str]:
     return None, "no chromium or chrome executable on PATH"
 
 
-class LaunchRecord(Record, frozen=True, kw_only=True):
+class LaunchRecord(Record):
     """How rea launched the browser."""
 
     executable: str

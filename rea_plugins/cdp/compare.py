@@ -256,7 +256,7 @@ def check_scenario(capture: ScenarioCapture, path: str) -> None:
         raise invalid_request(f"{path} breaks the capture's invariants", problems)
 
 
-class _Rule(Record, frozen=True, kw_only=True):
+class _Rule(Record):
     """One literal normalization rule (the input schema requires every field)."""
 
     rule_id: str

@@ -23,7 +23,7 @@ SCHEMA_VERSION = 1
 MAX_TEXT = 2048
 
 
-class ElectronTarget(BrowserRecord, frozen=True):
+class ElectronTarget(BrowserRecord):
     target_id: str
     type: str
     title: str
@@ -31,13 +31,13 @@ class ElectronTarget(BrowserRecord, frozen=True):
     file_path: str
 
 
-class ElectronExcluded(BrowserRecord, frozen=True):
+class ElectronExcluded(BrowserRecord):
     outside_file_roots: int
     not_file: int
     non_page: int
 
 
-class ElectronTargetList(BrowserRecord, frozen=True):
+class ElectronTargetList(BrowserRecord):
     """list_electron_targets: the page targets of a loopback DevTools endpoint on files inside allowed_file_roots."""
 
     schema_version: int
@@ -49,7 +49,7 @@ class ElectronTargetList(BrowserRecord, frozen=True):
     excluded: ElectronExcluded
 
 
-class ElectronScript(BrowserRecord, frozen=True):
+class ElectronScript(BrowserRecord):
     url: str
     file_path: str | None
     script_id: str
@@ -59,7 +59,7 @@ class ElectronScript(BrowserRecord, frozen=True):
     source_map_url: str | None
 
 
-class ElectronContext(BrowserRecord, frozen=True):
+class ElectronContext(BrowserRecord):
     context_id: int
     name: str
     origin: str
@@ -67,13 +67,13 @@ class ElectronContext(BrowserRecord, frozen=True):
     aux_type: str | None
 
 
-class ElectronDom(BrowserRecord, frozen=True):
+class ElectronDom(BrowserRecord):
     total_nodes: int
     html_sha256: str | None
     html_bytes: int | None
 
 
-class ElectronPage(BrowserRecord, frozen=True):
+class ElectronPage(BrowserRecord):
     """inspect_electron_page: one renderer's scripts, worlds, console and DOM digest, read passively."""
 
     schema_version: int

@@ -54,7 +54,7 @@ OBSERVE_TOOL = "observe_javascript_runtime"
 LIST_TOOL = "list_javascript_runtime_targets"
 
 
-class ElectronStep(BrowserRecord, frozen=True):
+class ElectronStep(BrowserRecord):
     step_index: int
     step_id: str
     action: str
@@ -63,7 +63,7 @@ class ElectronStep(BrowserRecord, frozen=True):
     elapsed_ms: int
 
 
-class MainProcess(BrowserRecord, frozen=True):
+class MainProcess(BrowserRecord):
     """The main process as observe_javascript_runtime recorded it (that Evidence holds the whole record)."""
 
     evidence_id: str
@@ -72,7 +72,7 @@ class MainProcess(BrowserRecord, frozen=True):
     exceptions: int
 
 
-class ElectronCapture(BrowserRecord, frozen=True):
+class ElectronCapture(BrowserRecord):
     """capture_electron_scenario: the run's steps, its renderer and main process, and how it was confined."""
 
     schema_version: int

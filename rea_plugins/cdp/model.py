@@ -12,12 +12,12 @@ from rea_plugins.cdp.urls import SanitizedUrl
 TRUST = "page-declared-untrusted"
 
 
-class BrowserRecord(Record, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=False):
+class BrowserRecord(Record, forbid_unknown_fields=True, omit_defaults=False):
     """The base of the browser tools' records: comparisons decode captures into them, so decoding holds to the
     fields, and every field is on the wire, a default too, unless a record says otherwise."""
 
 
-class BrowserVersion(BrowserRecord, frozen=True):
+class BrowserVersion(BrowserRecord):
     product: str
     protocol_version: str
     revision: str
@@ -25,7 +25,7 @@ class BrowserVersion(BrowserRecord, frozen=True):
     js_version: str
 
 
-class Completeness(BrowserRecord, frozen=True):
+class Completeness(BrowserRecord):
     """Missing or truncated sections make a capture ineligible to prove equality."""
 
     status: Literal["complete", "incomplete", "truncated"]
@@ -49,7 +49,7 @@ def completeness(missing: set[str], truncated: set[str]) -> Completeness:
 # -- targets ---------------------------------------------------------------------------------------
 
 
-class BrowserTarget(BrowserRecord, frozen=True):
+class BrowserTarget(BrowserRecord):
     target_id: str
     type: str
     title: str
@@ -58,13 +58,13 @@ class BrowserTarget(BrowserRecord, frozen=True):
     attached: bool
 
 
-class Excluded(BrowserRecord, frozen=True):
+class Excluded(BrowserRecord):
     disallowed_origin: int
     unsupported_url: int
     non_page: int
 
 
-class TargetList(BrowserRecord, frozen=True):
+class TargetList(BrowserRecord):
     schema_version: Literal[1]
     browser: BrowserVersion
     endpoint: str
@@ -76,7 +76,7 @@ class TargetList(BrowserRecord, frozen=True):
     limitations: list[str]
 
 
-class TargetRef(BrowserRecord, frozen=True):
+class TargetRef(BrowserRecord):
     target_id: str
     url: str
     origin: str | None
@@ -85,13 +85,13 @@ class TargetRef(BrowserRecord, frozen=True):
 # -- passive inspection ----------------------------------------------------------------------------
 
 
-class CaptureWindow(BrowserRecord, frozen=True):
+class CaptureWindow(BrowserRecord):
     started_at: str
     ended_at: str
     observation_ms: int
 
 
-class Frame(BrowserRecord, frozen=True):
+class Frame(BrowserRecord):
     frame_id: str
     parent_frame_id: str | None
     url: str
@@ -100,7 +100,7 @@ class Frame(BrowserRecord, frozen=True):
     mime_type: str | None
 
 
-class DomNode(BrowserRecord, frozen=True, omit_defaults=True):
+class DomNode(BrowserRecord, omit_defaults=True):
     index: int
     parent_index: int
     node_type: int
@@ -111,7 +111,7 @@ class DomNode(BrowserRecord, frozen=True, omit_defaults=True):
     text: str | None = None
 
 
-class Dom(BrowserRecord, frozen=True):
+class Dom(BrowserRecord):
     total_nodes: int
     html_sha256: str | None
     html_bytes: int | None
@@ -119,14 +119,14 @@ class Dom(BrowserRecord, frozen=True):
     nodes: list[DomNode]
 
 
-class FormField(BrowserRecord, frozen=True):
+class FormField(BrowserRecord):
     tag: str
     name: str | None
     type: str | None
     required: bool
 
 
-class Form(BrowserRecord, frozen=True):
+class Form(BrowserRecord):
     node_index: int
     action: str | None
     method: str
@@ -135,7 +135,7 @@ class Form(BrowserRecord, frozen=True):
     fields: list[FormField]
 
 
-class Script(BrowserRecord, frozen=True):
+class Script(BrowserRecord):
     script_key: str
     script_id: str
     frame_id: str | None
@@ -151,14 +151,14 @@ class Script(BrowserRecord, frozen=True):
     source_map_url: str | None
 
 
-class Scripts(BrowserRecord, frozen=True):
+class Scripts(BrowserRecord):
     total: int
     excluded_anonymous: int
     excluded_disallowed_origin: int
     items: list[Script]
 
 
-class Resource(BrowserRecord, frozen=True):
+class Resource(BrowserRecord):
     url: str
     origin: str | None
     type: str
@@ -167,14 +167,14 @@ class Resource(BrowserRecord, frozen=True):
     frame_id: str
 
 
-class Initiator(BrowserRecord, frozen=True):
+class Initiator(BrowserRecord):
     type: str
     url: str | None
     line: int | None
     column: int | None
 
 
-class NetworkRequest(BrowserRecord, frozen=True):
+class NetworkRequest(BrowserRecord):
     request_id: str
     url: str
     origin: str | None
@@ -187,7 +187,7 @@ class NetworkRequest(BrowserRecord, frozen=True):
     initiator: Initiator
 
 
-class Network(BrowserRecord, frozen=True):
+class Network(BrowserRecord):
     coverage_started_at: str
     prior_activity_available: bool
     observed: int
@@ -196,7 +196,7 @@ class Network(BrowserRecord, frozen=True):
     requests: list[NetworkRequest]
 
 
-class ConsoleEvent(BrowserRecord, frozen=True):
+class ConsoleEvent(BrowserRecord):
     source: Literal["console-api", "log", "exception"]
     level: str
     text: str | None
@@ -207,7 +207,7 @@ class ConsoleEvent(BrowserRecord, frozen=True):
     column: int | None
 
 
-class Console(BrowserRecord, frozen=True):
+class Console(BrowserRecord):
     text_capture: Literal["included", "not_requested"]
     replayed_prior_messages: bool
     observed: int
@@ -215,7 +215,7 @@ class Console(BrowserRecord, frozen=True):
     events: list[ConsoleEvent]
 
 
-class Storage(BrowserRecord, frozen=True):
+class Storage(BrowserRecord):
     origin: str
     keys_captured: bool
     local_storage_keys: list[str]
@@ -228,7 +228,7 @@ class Storage(BrowserRecord, frozen=True):
     values_redacted: bool
 
 
-class Inspection(BrowserRecord, frozen=True):
+class Inspection(BrowserRecord):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: BrowserTarget
@@ -249,7 +249,7 @@ class Inspection(BrowserRecord, frozen=True):
 # -- WebMCP ----------------------------------------------------------------------------------------
 
 
-class SchemaSummary(BrowserRecord, frozen=True):
+class SchemaSummary(BrowserRecord):
     bytes: int
     depth: int
     nodes: int
@@ -257,20 +257,20 @@ class SchemaSummary(BrowserRecord, frozen=True):
     exceeded: list[str]
 
 
-class WebMcpAnnotations(BrowserRecord, frozen=True):
+class WebMcpAnnotations(BrowserRecord):
     read_only: bool | None
     untrusted_content: bool | None
     consequential: bool | None
     autosubmit: bool | None
 
 
-class SourceLocation(BrowserRecord, frozen=True):
+class SourceLocation(BrowserRecord):
     url: str
     line: int | None
     column: int | None
 
 
-class WebMcpTool(BrowserRecord, frozen=True):
+class WebMcpTool(BrowserRecord):
     tool_key: str
     name: str
     description: str
@@ -287,17 +287,17 @@ class WebMcpTool(BrowserRecord, frozen=True):
     trust: Literal["page-declared-untrusted"]
 
 
-class RemovedTool(BrowserRecord, frozen=True):
+class RemovedTool(BrowserRecord):
     name: str
     frame_id: str
 
 
-class WebMcpTools(BrowserRecord, frozen=True):
+class WebMcpTools(BrowserRecord):
     total: int
     items: list[WebMcpTool]
 
 
-class WebMcpDiscovery(BrowserRecord, frozen=True):
+class WebMcpDiscovery(BrowserRecord):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: TargetRef
@@ -315,7 +315,7 @@ class WebMcpDiscovery(BrowserRecord, frozen=True):
 # -- screenshots -----------------------------------------------------------------------------------
 
 
-class PngArtifact(BrowserRecord, frozen=True):
+class PngArtifact(BrowserRecord):
     """A PNG carried inline and verified by its digest and size."""
 
     sha256: str
@@ -326,7 +326,7 @@ class PngArtifact(BrowserRecord, frozen=True):
     data_base64: str
 
 
-class Screenshot(BrowserRecord, frozen=True):
+class Screenshot(BrowserRecord):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: TargetRef
@@ -339,7 +339,7 @@ class Screenshot(BrowserRecord, frozen=True):
 # -- scenarios -------------------------------------------------------------------------------------
 
 
-class TextArtifact(BrowserRecord, frozen=True):
+class TextArtifact(BrowserRecord):
     """Text (secrets redacted) with the digest and size of all of it; ``text`` is a prefix when truncated."""
 
     sha256: str
@@ -348,44 +348,44 @@ class TextArtifact(BrowserRecord, frozen=True):
     text: str
 
 
-class StorageValue(BrowserRecord, frozen=True):
+class StorageValue(BrowserRecord):
     name: str
     value_state: Literal["hashed", "redacted-secret"]
     value_sha256: str | None
 
 
-class StorageSnapshot(BrowserRecord, frozen=True):
+class StorageSnapshot(BrowserRecord):
     origin: str | None
     cookies: list[StorageValue]
     local_storage: list[StorageValue]
     session_storage: list[StorageValue]
 
 
-class NotRequested(BrowserRecord, frozen=True, tag_field="state", tag="not_requested"):
+class NotRequested(BrowserRecord, tag_field="state", tag="not_requested"):
     pass
 
 
-class Missing(BrowserRecord, frozen=True, tag_field="state", tag="missing"):
+class Missing(BrowserRecord, tag_field="state", tag="missing"):
     reason: str
 
 
-class UrlCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
+class UrlCaptured(BrowserRecord, tag_field="state", tag="captured"):
     value: SanitizedUrl
 
 
-class TextCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
+class TextCaptured(BrowserRecord, tag_field="state", tag="captured"):
     value: TextArtifact
 
 
-class PngCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
+class PngCaptured(BrowserRecord, tag_field="state", tag="captured"):
     value: PngArtifact
 
 
-class StorageCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
+class StorageCaptured(BrowserRecord, tag_field="state", tag="captured"):
     value: StorageSnapshot
 
 
-class StepArtifacts(BrowserRecord, frozen=True):
+class StepArtifacts(BrowserRecord):
     url: UrlCaptured | NotRequested | Missing
     title: TextCaptured | NotRequested | Missing
     dom: TextCaptured | NotRequested | Missing
@@ -393,7 +393,7 @@ class StepArtifacts(BrowserRecord, frozen=True):
     storage: StorageCaptured | NotRequested | Missing
 
 
-class ScenarioStep(BrowserRecord, frozen=True):
+class ScenarioStep(BrowserRecord):
     step_index: int
     step_id: str
     action: str
@@ -408,7 +408,7 @@ class ScenarioStep(BrowserRecord, frozen=True):
     completeness: Completeness
 
 
-class ScenarioEvent(BrowserRecord, frozen=True):
+class ScenarioEvent(BrowserRecord):
     sequence: int
     step_index: int
     kind: Literal[
@@ -434,13 +434,13 @@ class ScenarioEvent(BrowserRecord, frozen=True):
     frame_id: str | None
 
 
-class ScenarioEvents(BrowserRecord, frozen=True):
+class ScenarioEvents(BrowserRecord):
     retained: int
     dropped: int
     items: list[ScenarioEvent]
 
 
-class ScenarioBrowser(BrowserRecord, frozen=True):
+class ScenarioBrowser(BrowserRecord):
     mode: Literal["launch", "connect"]
     process_ownership: Literal["provider-owned", "external"]
     cleanup: Literal["terminated-owned-process", "disconnected-external", "incomplete"]
@@ -450,14 +450,14 @@ class ScenarioBrowser(BrowserRecord, frozen=True):
     isolation: JSONObject | None
 
 
-class ScenarioInfo(BrowserRecord, frozen=True):
+class ScenarioInfo(BrowserRecord):
     start_origin: str
     allowed_origins: list[str]
     action_count: int
     secret_references: list[str]
 
 
-class ScenarioCapture(BrowserRecord, frozen=True):
+class ScenarioCapture(BrowserRecord):
     schema_version: Literal[1]
     browser: ScenarioBrowser
     scenario: ScenarioInfo
@@ -473,7 +473,7 @@ class ScenarioCapture(BrowserRecord, frozen=True):
 Verdict = Literal["different", "no-difference-found", "inconclusive"]
 
 
-class SetDiff(BrowserRecord, frozen=True):
+class SetDiff(BrowserRecord):
     """What one side has and the other lacks (at most 500 rows each), with the full counts."""
 
     # Rows keyed by the compared identity fields of each kind (a request's method, url and type; a frame's url; a
@@ -485,14 +485,14 @@ class SetDiff(BrowserRecord, frozen=True):
     unchanged_count: int
 
 
-class ScriptBrief(BrowserRecord, frozen=True):
+class ScriptBrief(BrowserRecord):
     url: str
     inline: bool
     sha256: str | None
     length: int | None
 
 
-class ScriptChange(BrowserRecord, frozen=True):
+class ScriptChange(BrowserRecord):
     """A script at the same URL and position whose content differs."""
 
     url: str
@@ -504,7 +504,7 @@ class ScriptChange(BrowserRecord, frozen=True):
     after_length: int | None
 
 
-class ScriptsDiff(BrowserRecord, frozen=True):
+class ScriptsDiff(BrowserRecord):
     added: list[ScriptBrief]
     removed: list[ScriptBrief]
     changed: list[ScriptChange]
@@ -512,21 +512,21 @@ class ScriptsDiff(BrowserRecord, frozen=True):
     unchanged_count: int
 
 
-class TargetDiff(BrowserRecord, frozen=True):
+class TargetDiff(BrowserRecord):
     before_url: str
     after_url: str
     url_changed: bool
     title_changed: bool
 
 
-class DomDiff(BrowserRecord, frozen=True):
+class DomDiff(BrowserRecord):
     before_html_sha256: str | None
     after_html_sha256: str | None
     html_changed: bool
     node_count_delta: int
 
 
-class StorageDiff(BrowserRecord, frozen=True):
+class StorageDiff(BrowserRecord):
     local_storage_keys: SetDiff
     session_storage_keys: SetDiff
     cookie_names: SetDiff
@@ -534,12 +534,12 @@ class StorageDiff(BrowserRecord, frozen=True):
     cache_names: SetDiff
 
 
-class WebMcpChange(BrowserRecord, frozen=True):
+class WebMcpChange(BrowserRecord):
     name: str
     fields: list[str]
 
 
-class WebMcpDiff(BrowserRecord, frozen=True, omit_defaults=True):
+class WebMcpDiff(BrowserRecord, omit_defaults=True):
     """Tools by name; not compared (with the reason) when a side has no discovery."""
 
     compared: bool
@@ -551,7 +551,7 @@ class WebMcpDiff(BrowserRecord, frozen=True, omit_defaults=True):
     complete: bool = True
 
 
-class PassiveComparison(BrowserRecord, frozen=True):
+class PassiveComparison(BrowserRecord):
     family: Literal["passive"]
     target: TargetDiff
     scripts: ScriptsDiff
@@ -567,27 +567,27 @@ class PassiveComparison(BrowserRecord, frozen=True):
     verdict: Verdict
 
 
-class Normalization(BrowserRecord, frozen=True):
+class Normalization(BrowserRecord):
     # The caller's rules as given (its document, its key order kept).
     rules: list[JSONObject]
     # Replacements made per rule id.
     applied: dict[str, int]
 
 
-class Alignment(BrowserRecord, frozen=True):
+class Alignment(BrowserRecord):
     aligned: list[str]
     only_before: list[str]
     only_after: list[str]
     order_matches: bool
 
 
-class EventsDiff(BrowserRecord, frozen=True):
+class EventsDiff(BrowserRecord):
     requests: SetDiff
     console: SetDiff
     page_errors: SetDiff
 
 
-class ArtifactDifference(BrowserRecord, frozen=True):
+class ArtifactDifference(BrowserRecord):
     """One artifact of an aligned step that differs: a URL, a digest, a state or a value."""
 
     artifact: str
@@ -597,7 +597,7 @@ class ArtifactDifference(BrowserRecord, frozen=True):
     after: str | JSONObject | None
 
 
-class StepComparison(BrowserRecord, frozen=True):
+class StepComparison(BrowserRecord):
     step_id: str
     before_index: int
     after_index: int
@@ -606,7 +606,7 @@ class StepComparison(BrowserRecord, frozen=True):
     changed: bool
 
 
-class ScenarioComparison(BrowserRecord, frozen=True):
+class ScenarioComparison(BrowserRecord):
     family: Literal["scenario"]
     normalization: Normalization
     alignment: Alignment
@@ -617,27 +617,27 @@ class ScenarioComparison(BrowserRecord, frozen=True):
     verdict: Verdict
 
 
-class ImageSide(BrowserRecord, frozen=True):
+class ImageSide(BrowserRecord):
     sha256: str
     width: int
     height: int
 
 
-class Channels(BrowserRecord, frozen=True):
+class Channels(BrowserRecord):
     r: float
     g: float
     b: float
     a: float
 
 
-class Bounds(BrowserRecord, frozen=True):
+class Bounds(BrowserRecord):
     x: int
     y: int
     width: int
     height: int
 
 
-class ScreenshotComparison(BrowserRecord, frozen=True):
+class ScreenshotComparison(BrowserRecord):
     """Pixel differences above the channel threshold; the pixel fields are null when the sizes differ."""
 
     before: ImageSide

@@ -29,7 +29,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _ENDPOINT = re.compile(r"^(https?://[^\s\"'<>]+|/[A-Za-z0-9_~.-]+(/[A-Za-z0-9_~.:{}$-]*)*(\?[^\s\"'<>]*)?)$")
 
 
-class Chunk(BrowserRecord, frozen=True):
+class Chunk(BrowserRecord):
     """A captured script as the application graph reads it."""
 
     url: str
@@ -40,13 +40,13 @@ class Chunk(BrowserRecord, frozen=True):
     original_sources: int
 
 
-class EndpointCandidate(BrowserRecord, frozen=True):
+class EndpointCandidate(BrowserRecord):
     value: str
     module: str
     line: int
 
 
-class WebBundleAnalysis(BrowserRecord, frozen=True):
+class WebBundleAnalysis(BrowserRecord):
     """analyze_web_bundle: the page's scripts as an application graph (retained), its chunks and endpoints."""
 
     schema_version: int

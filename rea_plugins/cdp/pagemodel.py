@@ -8,7 +8,7 @@ from typing import Literal
 from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, NetworkRequest
 
 
-class OriginalLocation(BrowserRecord, frozen=True):
+class OriginalLocation(BrowserRecord):
     """A generated position's original, through the script's source map (1-based line and column)."""
 
     source: str
@@ -20,7 +20,7 @@ class OriginalLocation(BrowserRecord, frozen=True):
     source_line: str | None
 
 
-class Page(BrowserRecord, frozen=True):
+class Page(BrowserRecord):
     total: int
     offset: int
     limit: int
@@ -35,14 +35,14 @@ def page_of(total: int, offset: int, limit: int) -> Page:
 # -- inspect_web_event_listeners ----------------------------------------------------------------------------------
 
 
-class ListenerNode(BrowserRecord, frozen=True):
+class ListenerNode(BrowserRecord):
     backend_node_id: int
     node_name: str
     id: str | None
     classes: list[str]
 
 
-class EventListener(BrowserRecord, frozen=True):
+class EventListener(BrowserRecord):
     type: str
     use_capture: bool
     passive: bool
@@ -57,7 +57,7 @@ class EventListener(BrowserRecord, frozen=True):
     original: OriginalLocation | None = None
 
 
-class ListenerInventory(BrowserRecord, frozen=True):
+class ListenerInventory(BrowserRecord):
     """inspect_web_event_listeners: the listeners on the document tree (or the selected nodes), paged."""
 
     schema_version: int
@@ -79,7 +79,7 @@ ImportKind = Literal["import", "re-export", "dynamic-import"]
 ImportTarget = Literal["loaded", "not-loaded", "bare", "outside-origins", "unsupported"]
 
 
-class ModuleImport(BrowserRecord, frozen=True):
+class ModuleImport(BrowserRecord):
     kind: ImportKind
     specifier: str
     line: int
@@ -87,7 +87,7 @@ class ModuleImport(BrowserRecord, frozen=True):
     target: ImportTarget
 
 
-class WebModule(BrowserRecord, frozen=True):
+class WebModule(BrowserRecord):
     url: str
     script_id: str
     is_module: bool
@@ -97,7 +97,7 @@ class WebModule(BrowserRecord, frozen=True):
     imported_by: list[str]
 
 
-class ImportCounts(BrowserRecord, frozen=True):
+class ImportCounts(BrowserRecord):
     modules: int
     classic_scripts_with_imports: int
     edges: int
@@ -107,7 +107,7 @@ class ImportCounts(BrowserRecord, frozen=True):
     outside_origins: int
 
 
-class ModuleGraph(BrowserRecord, frozen=True):
+class ModuleGraph(BrowserRecord):
     """trace_web_module_imports: the page's ES module graph from the scripts it parsed and their static specifiers."""
 
     schema_version: int
@@ -122,7 +122,7 @@ class ModuleGraph(BrowserRecord, frozen=True):
 # -- trace_web_source_location --------------------------------------------------------------------------------------
 
 
-class GeneratedLocation(BrowserRecord, frozen=True):
+class GeneratedLocation(BrowserRecord):
     script_url: str
     script_id: str
     line: int
@@ -130,7 +130,7 @@ class GeneratedLocation(BrowserRecord, frozen=True):
     sha256: str | None
 
 
-class SourceTrace(BrowserRecord, frozen=True):
+class SourceTrace(BrowserRecord):
     """trace_web_source_location: a generated page location and its original through the script's source map."""
 
     schema_version: int
@@ -144,7 +144,7 @@ class SourceTrace(BrowserRecord, frozen=True):
 # -- export_web_scripts ---------------------------------------------------------------------------------------------
 
 
-class ExportedScript(BrowserRecord, frozen=True):
+class ExportedScript(BrowserRecord):
     url: str
     script_id: str
     inline: bool
@@ -155,7 +155,7 @@ class ExportedScript(BrowserRecord, frozen=True):
     bytes: int
 
 
-class ScriptExport(BrowserRecord, frozen=True):
+class ScriptExport(BrowserRecord):
     """export_web_scripts: the page's script sources written to a fresh directory rea chose, each with its hash."""
 
     schema_version: int
@@ -173,7 +173,7 @@ class ScriptExport(BrowserRecord, frozen=True):
 # -- inspect_web_network_capture ------------------------------------------------------------------------------------
 
 
-class CaptureSource(BrowserRecord, frozen=True):
+class CaptureSource(BrowserRecord):
     format: Literal["har"]
     path: str
     sha256: str
@@ -181,7 +181,7 @@ class CaptureSource(BrowserRecord, frozen=True):
     creator: str | None
 
 
-class NetworkCapture(BrowserRecord, frozen=True):
+class NetworkCapture(BrowserRecord):
     """inspect_web_network_capture: a recorded capture as the request records the passive tools use, paged."""
 
     schema_version: int

@@ -24,7 +24,7 @@ SCHEMA_VERSION = 1
 MAX_TEXT = 240
 
 
-class TimelineEvent(BrowserRecord, frozen=True):
+class TimelineEvent(BrowserRecord):
     # Milliseconds since the window opened.
     t_ms: int
     kind: str
@@ -32,7 +32,7 @@ class TimelineEvent(BrowserRecord, frozen=True):
     detail: str | None = None
 
 
-class DomMutations(BrowserRecord, frozen=True):
+class DomMutations(BrowserRecord):
     inserted: int
     removed: int
     attributes: int
@@ -41,7 +41,7 @@ class DomMutations(BrowserRecord, frozen=True):
     per_second: list[int]
 
 
-class SessionCounts(BrowserRecord, frozen=True):
+class SessionCounts(BrowserRecord):
     navigations: int
     requests: int
     failed_requests: int
@@ -50,7 +50,7 @@ class SessionCounts(BrowserRecord, frozen=True):
     excluded_disallowed_origin: int
 
 
-class SessionTimeline(BrowserRecord, frozen=True):
+class SessionTimeline(BrowserRecord):
     """observe_web_session: what happened on a page during a bounded window while someone drove it."""
 
     schema_version: int
@@ -64,14 +64,14 @@ class SessionTimeline(BrowserRecord, frozen=True):
     limitations: list[str]
 
 
-class ScriptRun(BrowserRecord, frozen=True):
+class ScriptRun(BrowserRecord):
     url: str
     script_id: str
     functions_called: int
     calls: int
 
 
-class ListenerRun(BrowserRecord, frozen=True):
+class ListenerRun(BrowserRecord):
     type: str
     node: ListenerNode | None
     script_url: str
@@ -81,7 +81,7 @@ class ListenerRun(BrowserRecord, frozen=True):
     calls: int
 
 
-class ExecutionObservation(BrowserRecord, frozen=True):
+class ExecutionObservation(BrowserRecord):
     """observe_web_execution: the scripts that ran and the listeners that fired during a window."""
 
     schema_version: int

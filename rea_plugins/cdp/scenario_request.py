@@ -49,14 +49,14 @@ STORAGE_AREAS = ("cookies", "local_storage", "session_storage")
 Problem = tuple[str, Literal["invalid_format", "invalid_value"], str]
 
 
-class Viewport(Record, frozen=True, kw_only=True, omit_defaults=False):
+class Viewport(Record, omit_defaults=False):
     width: int = 1280
     height: int = 720
     # As the caller gave it: an integer stays one in what is sent to the browser.
     device_scale_factor: int | float = 1
 
 
-class Environment(Record, frozen=True, kw_only=True, omit_defaults=False):
+class Environment(Record, omit_defaults=False):
     """The page's emulated environment: the request's ``environment``, each part it leaves out at its default."""
 
     viewport: Viewport = msgspec.field(default_factory=Viewport)
@@ -86,7 +86,7 @@ class Redactor:
         return any(form in text for form, _ in self._forms)
 
 
-class ScenarioRequest(Record, frozen=True, kw_only=True):
+class ScenarioRequest(Record):
     """The checked request, as the scenario reads it (never encoded: it holds the secrets' values).
 
     ``actions``, ``storage`` (its three areas) and ``replay`` are parts of the caller's request as its input schema

@@ -75,7 +75,7 @@ def evidence(
 
 # The options of inspect_web_page and discover_webmcp_tools with their defaults, in the order they are recorded
 # (every one, default or not).
-class InspectOptions(Record, frozen=True, kw_only=True, omit_defaults=False):
+class InspectOptions(Record, omit_defaults=False):
     observation_ms: int = 500
     include_console_text: bool = True
     include_storage_keys: bool = True
@@ -84,7 +84,7 @@ class InspectOptions(Record, frozen=True, kw_only=True, omit_defaults=False):
     include_text: bool = False
 
 
-class DiscoverOptions(Record, frozen=True, kw_only=True, omit_defaults=False):
+class DiscoverOptions(Record, omit_defaults=False):
     observation_ms: int = 100
     max_tools: int = 256
     max_schema_bytes: int = 65_536

@@ -15,7 +15,7 @@ BINARY_OPERATION = "triage_corpus_binary"
 # -- one binary (built in the worker; its Evidence goes into the index) --------------------------------------
 
 
-class Mitigations(Record, frozen=True, kw_only=True):
+class Mitigations(Record):
     """As inspect_binary_layout reports them: true, false, a level (relro, bti) or "unknown"."""
 
     nx: bool | str | None = None
@@ -28,31 +28,31 @@ class Mitigations(Record, frozen=True, kw_only=True):
     bti: bool | str | None = None
 
 
-class ImportRow(Record, frozen=True, kw_only=True):
+class ImportRow(Record):
     name: str
     library: str | None = None
     kind: str | None = None
 
 
-class ExportRow(Record, frozen=True, kw_only=True):
+class ExportRow(Record):
     name: str
     address: str | None = None
 
 
-class ProcedureHash(Record, frozen=True, kw_only=True):
+class ProcedureHash(Record):
     address: str
     name: str
     instructions: int
     hash: str
 
 
-class YaraMatch(Record, frozen=True, kw_only=True):
+class YaraMatch(Record):
     rule: str
     namespace: str = ""
     tags: list[str] = []
 
 
-class BinaryRecord(Record, frozen=True, kw_only=True):
+class BinaryRecord(Record):
     """What triage found in one binary."""
 
     schema_version: int = SCHEMA_VERSION
@@ -79,7 +79,7 @@ class BinaryRecord(Record, frozen=True, kw_only=True):
 # -- triage_corpus ----------------------------------------------------------------------------------------
 
 
-class FailureRow(Record, frozen=True, kw_only=True):
+class FailureRow(Record):
     sha256: str
     paths: list[str]
     code: str
@@ -87,7 +87,7 @@ class FailureRow(Record, frozen=True, kw_only=True):
     attempts: int = 1
 
 
-class BinaryOutcome(Record, frozen=True, kw_only=True):
+class BinaryOutcome(Record):
     """What a worker hands back for one binary (pickled across the pool or from a Dask worker): ``done`` with its
     Evidence, or ``failed`` with the typed error's code and message and the attempts it took."""
 
@@ -115,7 +115,7 @@ class TriageCounts(msgspec.Struct, kw_only=True):
     retried: int = 0
 
 
-class CorpusTriage(Record, frozen=True, kw_only=True):
+class CorpusTriage(Record):
     index: str
     corpus: str
     scheduler: str
@@ -130,7 +130,7 @@ class CorpusTriage(Record, frozen=True, kw_only=True):
 # -- query_corpus -------------------------------------------------------------------------------------------
 
 
-class BinaryRef(Record, frozen=True, kw_only=True):
+class BinaryRef(Record):
     sha256: str
     paths: list[str]
     evidence_id: str | None
@@ -138,7 +138,7 @@ class BinaryRef(Record, frozen=True, kw_only=True):
     architecture: str | None = None
 
 
-class Match(Record, frozen=True, kw_only=True):
+class Match(Record):
     """One answer row: the binary, and what in it matched (names, strings, procedures, a library)."""
 
     binary: BinaryRef | None = None
@@ -149,7 +149,7 @@ class Match(Record, frozen=True, kw_only=True):
     where: list[BinaryRef] = []
 
 
-class QueryPage(Paged, frozen=True, kw_only=True):
+class QueryPage(Paged):
     query: str
     corpus: str | None
     rows: list[Match]
@@ -160,14 +160,14 @@ class QueryPage(Paged, frozen=True, kw_only=True):
 ChangeKind = Literal["added", "removed", "changed"]
 
 
-class ProcedureChange(Record, frozen=True, kw_only=True):
+class ProcedureChange(Record):
     name: str
     change: ChangeKind
     left_hash: str | None = None
     right_hash: str | None = None
 
 
-class BinaryChange(Record, frozen=True, kw_only=True):
+class BinaryChange(Record):
     path: str
     change: ChangeKind
     left: BinaryRef | None = None
@@ -176,7 +176,7 @@ class BinaryChange(Record, frozen=True, kw_only=True):
     procedures_total: int = 0
 
 
-class CorpusComparison(Paged, frozen=True, kw_only=True):
+class CorpusComparison(Paged):
     left: str
     right: str
     counts: dict[str, int]

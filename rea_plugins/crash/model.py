@@ -9,7 +9,7 @@ from rea.plugin import PageOf, Record
 SCHEMA_VERSION = 1
 
 
-class Signal(Record, frozen=True, kw_only=True):
+class Signal(Record):
     """The signal a thread stopped with: number, name, si_code (and its name), the faulting address if any."""
 
     number: int
@@ -19,7 +19,7 @@ class Signal(Record, frozen=True, kw_only=True):
     fault_address: str | None = None
 
 
-class Mapping(Record, frozen=True, kw_only=True):
+class Mapping(Record):
     """A file mapped into the process (NT_FILE): ``[start, end)`` and the file offset it maps."""
 
     path: str
@@ -28,7 +28,7 @@ class Mapping(Record, frozen=True, kw_only=True):
     file_offset: int
 
 
-class Procedure(Record, frozen=True, kw_only=True):
+class Procedure(Record):
     """The executable's procedure holding an address, from the provider that read the executable."""
 
     name: str
@@ -36,7 +36,7 @@ class Procedure(Record, frozen=True, kw_only=True):
     offset: int
 
 
-class Location(Record, frozen=True, kw_only=True):
+class Location(Record):
     """Where an address lies: the mapped file and offset into it, and in the executable its procedure and the
     instruction there (the executable's link address, not the process's)."""
 
@@ -47,7 +47,7 @@ class Location(Record, frozen=True, kw_only=True):
     instruction: str | None = None
 
 
-class Frame(Record, frozen=True, kw_only=True):
+class Frame(Record):
     """One frame of a backtrace: its program counter, how it was found, and where it lies."""
 
     pc: str
@@ -55,7 +55,7 @@ class Frame(Record, frozen=True, kw_only=True):
     location: Location
 
 
-class Backtrace(Record, frozen=True, kw_only=True):
+class Backtrace(Record):
     """Frames from the thread's registers outward; ``partial`` with the reason when the walk stopped early."""
 
     status: Literal["complete", "partial"]
@@ -63,7 +63,7 @@ class Backtrace(Record, frozen=True, kw_only=True):
     frames: list[Frame]
 
 
-class Thread(Record, frozen=True, kw_only=True):
+class Thread(Record):
     """One thread of the core: id, signal, the registers (hex), its program counter's location and a backtrace."""
 
     tid: int
@@ -76,15 +76,15 @@ class Thread(Record, frozen=True, kw_only=True):
     backtrace: Backtrace
 
 
-class ThreadPage(PageOf[Thread], frozen=True, kw_only=True):
+class ThreadPage(PageOf[Thread]):
     pass
 
 
-class MappingPage(PageOf[Mapping], frozen=True, kw_only=True):
+class MappingPage(PageOf[Mapping]):
     pass
 
 
-class Executable(Record, frozen=True, kw_only=True):
+class Executable(Record):
     """The program that crashed: its path as the core maps it, and the file rea read its code from (when one
     was given or is open and matches the core: its entry point lands where the core's auxiliary vector says)."""
 
@@ -95,7 +95,7 @@ class Executable(Record, frozen=True, kw_only=True):
     provider: str | None = None
 
 
-class RecordedCrash(Record, frozen=True, kw_only=True):
+class RecordedCrash(Record):
     """A recorded crash: the process, the signal, the faulting address, every thread and the mapped files."""
 
     schema_version: int = SCHEMA_VERSION

@@ -51,7 +51,7 @@ def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
     return [f for f in features if f in NEGOTIATED_FEATURES and f not in negotiated]
 
 
-class ModeAvailability(Record, frozen=True, kw_only=True):
+class ModeAvailability(Record):
     """Whether one mode of a tool can be called now."""
 
     name: str
@@ -63,13 +63,13 @@ class ModeAvailability(Record, frozen=True, kw_only=True):
     remediation: str | None = None
 
 
-class ClientRequirements(Record, frozen=True, kw_only=True):
+class ClientRequirements(Record):
     required: list[str]
     optional: list[str]
     missing: list[str]
 
 
-class ToolAvailability(Record, frozen=True, kw_only=True):
+class ToolAvailability(Record):
     """Whether one tool can be called now, and what to do when it cannot."""
 
     name: str
@@ -84,18 +84,18 @@ class ToolAvailability(Record, frozen=True, kw_only=True):
     modes: list[ModeAvailability] | None = None
 
 
-class UnavailableGroup(Record, frozen=True, kw_only=True):
+class UnavailableGroup(Record):
     reason: str
     remediation: str
     tools: list[str]
 
 
-class AvailabilitySummary(Record, frozen=True, kw_only=True):
+class AvailabilitySummary(Record):
     counts: dict[str, int]
     unavailable: list[UnavailableGroup]
 
 
-class AlignmentCheck(Record, frozen=True, kw_only=True):
+class AlignmentCheck(Record):
     field: str
     # As the caller gave it (any JSON: the input schema asks for a string, this reports it back as given).
     expected: JSONValue
@@ -103,30 +103,30 @@ class AlignmentCheck(Record, frozen=True, kw_only=True):
     matches: bool
 
 
-class Named(Record, frozen=True, kw_only=True):
+class Named(Record):
     name: str
     version: str | None
 
 
-class ServerProcess(Record, frozen=True, kw_only=True):
+class ServerProcess(Record):
     name: str
     path: str
     pid: int
     python: str
 
 
-class Protocol(Record, frozen=True, kw_only=True):
+class Protocol(Record):
     version: str | None
     # The client's own initialize info, as it sent it (its JSON, not rea's).
     client: JSONValue
 
 
-class Alignment(Record, frozen=True, kw_only=True):
+class Alignment(Record):
     state: str
     checks: list[AlignmentCheck]
 
 
-class ServerIdentity(Record, frozen=True, kw_only=True):
+class ServerIdentity(Record):
     package: Named
     server: ServerProcess
     sdk: Named
@@ -136,19 +136,19 @@ class ServerIdentity(Record, frozen=True, kw_only=True):
     alignment: Alignment
 
 
-class AnalysisRun(Record, frozen=True, kw_only=True):
+class AnalysisRun(Record):
     run_id: str | None
     # The kernel's lineage record of the owned processes (its JSON).
     process_lineage: JSONObject
 
 
-class Plugins(Record, frozen=True, kw_only=True):
+class Plugins(Record):
     loaded: list[str]
     # The kernel's records of the plugins that failed to load, as JSON.
     broken: list[JSONObject]
 
 
-class SessionReport(Record, frozen=True, kw_only=True):
+class SessionReport(Record):
     """binary_session's answer. The target, open targets, settings, binding and provider candidates are the kernel's
     records, carried as the JSON it gives them."""
 

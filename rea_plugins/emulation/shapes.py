@@ -23,7 +23,7 @@ StopReason = Literal[
 ]
 
 
-class StopInfo(Record, frozen=True, kw_only=True):
+class StopInfo(Record):
     """Why the run ended, at which address (static inside the image) and in which procedure."""
 
     reason: StopReason
@@ -40,7 +40,7 @@ class StopInfo(Record, frozen=True, kw_only=True):
     address: str | None = None
 
 
-class Pointed(Record, frozen=True, kw_only=True):
+class Pointed(Record):
     """The memory a returned pointer points at (its first bytes, as text when they read as text)."""
 
     address: str
@@ -49,7 +49,7 @@ class Pointed(Record, frozen=True, kw_only=True):
     text: str | None = None
 
 
-class ReturnValue(Record, frozen=True, kw_only=True):
+class ReturnValue(Record):
     # The whole result register as the emulator holds it (a pointer into the image is at its loaded address).
     hex: str
     signed: int
@@ -57,7 +57,7 @@ class ReturnValue(Record, frozen=True, kw_only=True):
     points_to: Pointed | None = None
 
 
-class Buffer(Record, frozen=True, kw_only=True):
+class Buffer(Record):
     """A buffer the caller supplied, after the run: its final bytes (hex, and text up to a NUL)."""
 
     label: str
@@ -68,7 +68,7 @@ class Buffer(Record, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class ImportCall(Record, frozen=True, kw_only=True):
+class ImportCall(Record):
     name: str
     arguments: list[str]
     # Where the call returns to (static): the call site's next instruction.
@@ -78,7 +78,7 @@ class ImportCall(Record, frozen=True, kw_only=True):
     stubbed: str | None = None
 
 
-class WrittenRun(Record, frozen=True, kw_only=True):
+class WrittenRun(Record):
     address: str
     region: str
     length: int
@@ -87,7 +87,7 @@ class WrittenRun(Record, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class MemoryWritten(Record, frozen=True, kw_only=True):
+class MemoryWritten(Record):
     """Bytes outside the stack that differ after the run (the image's writable pages, live heap blocks)."""
 
     runs: list[WrittenRun]
@@ -96,7 +96,7 @@ class MemoryWritten(Record, frozen=True, kw_only=True):
     truncated: bool
 
 
-class Heap(Record, frozen=True, kw_only=True):
+class Heap(Record):
     allocations: int
     live: int
     live_bytes: int
@@ -104,7 +104,7 @@ class Heap(Record, frozen=True, kw_only=True):
     failed: int
 
 
-class Limits(Record, frozen=True, kw_only=True):
+class Limits(Record):
     max_instructions: int
     timeout_ms: int
     max_memory_bytes: int
@@ -112,7 +112,7 @@ class Limits(Record, frozen=True, kw_only=True):
     heap_bytes: int
 
 
-class Run(Record, frozen=True, kw_only=True):
+class Run(Record):
     """What the emulation worker answers: one run, before the server adds what it knows of the request."""
 
     architecture: str
@@ -128,7 +128,7 @@ class Run(Record, frozen=True, kw_only=True):
     heap: Heap
 
 
-class Emulation(Record, frozen=True, kw_only=True):
+class Emulation(Record):
     """One emulated run of a procedure or a range of the open binary."""
 
     procedure: str | None = None

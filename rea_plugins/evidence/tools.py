@@ -79,7 +79,7 @@ def _bundle_path(description: str) -> JSONObject:
     return {"type": "string", "minLength": 1, "description": description, "examples": ["/tmp/evidence.json"]}
 
 
-class BundleImport(Record, frozen=True, kw_only=True):
+class BundleImport(Record):
     """What import_evidence_bundle retained and merged."""
 
     # The annotation and unknowns stores' merge reports (the kernel's records, as its JSON).

@@ -7,7 +7,7 @@ from typing import Literal
 from rea.plugin import Paged, Record
 
 
-class EvmFunction(Record, frozen=True, kw_only=True):
+class EvmFunction(Record):
     # 0x and 8 hex digits: the first four bytes of keccak-256 of the function's signature.
     selector: str
     # Argument types in canonical ABI form ("address,uint256"), as inferred from how the code reads calldata.
@@ -16,7 +16,7 @@ class EvmFunction(Record, frozen=True, kw_only=True):
     bytecode_offset: int
 
 
-class StorageSlot(Record, frozen=True, kw_only=True):
+class StorageSlot(Record):
     # 0x hex slot number.
     slot: str
     # Byte offset within the 32-byte slot.
@@ -27,7 +27,7 @@ class StorageSlot(Record, frozen=True, kw_only=True):
     writes: list[str]
 
 
-class MetadataEntry(Record, frozen=True, kw_only=True):
+class MetadataEntry(Record):
     key: str
     type: Literal["string", "integer", "bytes", "bool", "undecoded"]
     # Bytes as hex; the compiler version ("solc", three bytes) also as text in ``text``.
@@ -35,13 +35,13 @@ class MetadataEntry(Record, frozen=True, kw_only=True):
     text: str | None = None
 
 
-class CborMetadata(Record, frozen=True, kw_only=True):
+class CborMetadata(Record):
     bytecode_offset: int
     cbor_length: int
     entries: list[MetadataEntry]
 
 
-class Bytecode(Record, frozen=True, kw_only=True):
+class Bytecode(Record):
     size: int
     sha256: str
     # How the input held it: hex text (0x optional) or raw bytes.
@@ -51,11 +51,11 @@ class Bytecode(Record, frozen=True, kw_only=True):
     kind: Literal["runtime", "creation"]
 
 
-class StoragePage(Paged, frozen=True, kw_only=True):
+class StoragePage(Paged):
     slots: list[StorageSlot]
 
 
-class EvmInterface(Paged, frozen=True, kw_only=True):
+class EvmInterface(Paged):
     bytecode: Bytecode
     functions: list[EvmFunction]
     storage: StoragePage

@@ -7,7 +7,7 @@ from typing import Literal
 from rea.plugin import Paged, Record, ToolStep
 
 
-class Region(Record, frozen=True, kw_only=True):
+class Region(Record):
     """One stretch of the image: what unblob recognized there (its handler's name) or ``unknown``."""
 
     offset: int
@@ -18,13 +18,13 @@ class Region(Record, frozen=True, kw_only=True):
     encrypted: bool = False
 
 
-class EngineError(Record, frozen=True, kw_only=True):
+class EngineError(Record):
     type: str
     severity: str
     message: str
 
 
-class FirmwareRegions(Paged, frozen=True, kw_only=True):
+class FirmwareRegions(Paged):
     image_size: int
     regions: list[Region]
     # Bytes of the image no handler recognized.
@@ -33,7 +33,7 @@ class FirmwareRegions(Paged, frozen=True, kw_only=True):
     sandbox: str
 
 
-class ExtractedFile(Record, frozen=True, kw_only=True):
+class ExtractedFile(Record):
     # Relative to output_directory.
     path: str
     size: int
@@ -43,14 +43,14 @@ class ExtractedFile(Record, frozen=True, kw_only=True):
     architecture: str | None = None
 
 
-class NativeBinary(Record, frozen=True, kw_only=True):
+class NativeBinary(Record):
     # Absolute: pass it to open_binary as it is.
     path: str
     format: str
     architecture: str | None = None
 
 
-class Summary(Record, frozen=True, kw_only=True):
+class Summary(Record):
     """What the unblob runner (in its sandbox) hands back: the top-level regions, unblob's errors, its task count;
     ``sandbox`` is added by the parent (what confined the runner)."""
 
@@ -60,7 +60,7 @@ class Summary(Record, frozen=True, kw_only=True):
     sandbox: str = "none"
 
 
-class Listing(Record, frozen=True, kw_only=True):
+class Listing(Record):
     status: Literal["complete", "bounded"]
     shown: int
     total: int
@@ -69,7 +69,7 @@ class Listing(Record, frozen=True, kw_only=True):
     page_with: ToolStep | None = None
 
 
-class FirmwareExtraction(Record, frozen=True, kw_only=True):
+class FirmwareExtraction(Record):
     output_directory: str
     file_count: int
     total_bytes: int

@@ -7,11 +7,11 @@ from rea.plugin import GoModule, GoSetting, PageOf, Record
 SCHEMA_VERSION = 1
 
 
-class DepPage(PageOf[GoModule], frozen=True, kw_only=True):
+class DepPage(PageOf[GoModule]):
     """A page of the build list's dependencies (the main module is ``build.main``)."""
 
 
-class BuildInfo(Record, frozen=True, kw_only=True):
+class BuildInfo(Record):
     """What ``go version -m`` prints: toolchain, main package path, main module, dependencies, build settings."""
 
     go_version: str
@@ -21,7 +21,7 @@ class BuildInfo(Record, frozen=True, kw_only=True):
     settings: list[GoSetting] = []
 
 
-class Function(Record, frozen=True, kw_only=True):
+class Function(Record):
     """One function of the table: name, ``[start, end)`` as hex addresses, size in bytes."""
 
     name: str
@@ -30,11 +30,11 @@ class Function(Record, frozen=True, kw_only=True):
     size: int
 
 
-class FunctionPage(PageOf[Function], frozen=True, kw_only=True):
+class FunctionPage(PageOf[Function]):
     """A page of the functions, in address order, narrowed by ``pattern``; ``total`` counts the matches."""
 
 
-class FunctionTable(Record, frozen=True, kw_only=True):
+class FunctionTable(Record):
     """The ``pclntab``: its layout (the Go release that introduced it), word size, instruction quantum, text
     start and file offset, and its functions."""
 
@@ -48,7 +48,7 @@ class FunctionTable(Record, frozen=True, kw_only=True):
     functions: FunctionPage
 
 
-class GoBinary(Record, frozen=True, kw_only=True):
+class GoBinary(Record):
     """A Go binary's own tables: the build information and the function table (either may be absent)."""
 
     schema_version: int = SCHEMA_VERSION

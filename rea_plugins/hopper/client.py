@@ -59,7 +59,7 @@ _LIMITATIONS = {
 }
 
 
-class Observation(Record, frozen=True, kw_only=True):
+class Observation(Record):
     """A lineage entry of the Hopper process, in the kernel's shape for them (``OwnedProcess.observe``); the
     shutdown facts only when it was closed."""
 

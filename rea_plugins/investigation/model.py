@@ -16,21 +16,21 @@ Judgement = Literal["complete", "contradicted", "unknown"]
 # -- unknowns --------------------------------------------------------------------------------------------------
 
 
-class UnknownResult(Record, frozen=True, kw_only=True):
+class UnknownResult(Record):
     """record_unknown / update_unknown: the new head and the target registry's revision."""
 
     unknown: UnknownRevision
     registry_revision: str | None
 
 
-class UnknownList(Record, frozen=True, kw_only=True):
+class UnknownList(Record):
     """list_unknowns: heads matching the filters, sorted by severity then id."""
 
     targets: list[str]
     heads: PageOf[UnknownRevision]
 
 
-class EvidenceCheck(Record, frozen=True, kw_only=True):
+class EvidenceCheck(Record):
     evidence_id: str
     present: bool
     same_target: bool
@@ -41,7 +41,7 @@ class EvidenceCheck(Record, frozen=True, kw_only=True):
     meets_environment: bool
 
 
-class UnknownVerification(Record, frozen=True, kw_only=True):
+class UnknownVerification(Record):
     unknown_id: str
     revision: int
     status: str
@@ -53,13 +53,13 @@ class UnknownVerification(Record, frozen=True, kw_only=True):
 # -- reconstruction -----------------------------------------------------------------------------------------
 
 
-class Review(Record, frozen=True, kw_only=True, omit_defaults=False):
+class Review(Record, omit_defaults=False):
     # An empty note is part of the answer (it always was): the one shape here that keeps its defaults.
     status: Literal["accepted", "waived", "disputed"]
     note: str = ""
 
 
-class Obligation(Record, frozen=True, kw_only=True):
+class Obligation(Record):
     obligation_id: str
     kind: Literal["behaviour", "structure"]
     subject: str
@@ -69,7 +69,7 @@ class Obligation(Record, frozen=True, kw_only=True):
     review: Review | None
 
 
-class ObligationLedger(Record, frozen=True, kw_only=True):
+class ObligationLedger(Record):
     schema: str
     bundle_record_ids_digest: str
     ledger_digest: str
@@ -77,13 +77,13 @@ class ObligationLedger(Record, frozen=True, kw_only=True):
     obligations: PageOf[Obligation]
 
 
-class ObligationCoverage(Record, frozen=True, kw_only=True):
+class ObligationCoverage(Record):
     obligation_id: str
     state: Literal["complete", "contradicted", "unknown", "uncovered", "waived"]
     comparison_evidence_ids: list[str]
 
 
-class CoverageCounts(Record, frozen=True, kw_only=True):
+class CoverageCounts(Record):
     complete: int
     contradicted: int
     unknown: int
@@ -91,39 +91,39 @@ class CoverageCounts(Record, frozen=True, kw_only=True):
     waived: int
 
 
-class CoverageResult(Record, frozen=True, kw_only=True):
+class CoverageResult(Record):
     ledger_digest: str
     coverage_digest: str
     counts: CoverageCounts
     obligations: PageOf[ObligationCoverage]
 
 
-class ClaimResult(Record, frozen=True, kw_only=True):
+class ClaimResult(Record):
     claim_id: str
     kind: Literal["behavioural", "structural"]
     state: Judgement
     comparison_evidence_ids: list[str]
 
 
-class ReconstructionVerification(Record, frozen=True, kw_only=True):
+class ReconstructionVerification(Record):
     verdict: Literal["pass", "fail", "unknown"]
     claim_count: int
     counts: dict[str, int]
     claims: PageOf[ClaimResult]
 
 
-class PathStep(Record, frozen=True, kw_only=True):
+class PathStep(Record):
     address: str
     name: str | None
     evidence_id: str
 
 
-class CallPath(Record, frozen=True, kw_only=True):
+class CallPath(Record):
     length: int
     steps: list[PathStep]
 
 
-class CallPaths(Record, frozen=True, kw_only=True):
+class CallPaths(Record):
     start: str
     goal: str
     complete: bool
@@ -134,18 +134,18 @@ class CallPaths(Record, frozen=True, kw_only=True):
 # -- across versions ------------------------------------------------------------------------------------------
 
 
-class BundleSide(Record, frozen=True, kw_only=True):
+class BundleSide(Record):
     record_count: int
     record_ids_digest: str
 
 
-class Membership(Record, frozen=True, kw_only=True):
+class Membership(Record):
     shared: int
     left_only: int
     right_only: int
 
 
-class PairedObservation(Record, frozen=True, kw_only=True):
+class PairedObservation(Record):
     operation: str
     subject: str
     status: Literal["same", "changed", "left-only", "right-only"]
@@ -153,14 +153,14 @@ class PairedObservation(Record, frozen=True, kw_only=True):
     right_evidence_id: str | None
 
 
-class UnknownHistoryDelta(Record, frozen=True, kw_only=True):
+class UnknownHistoryDelta(Record):
     unknown_id: str
     left_revision: int | None
     right_revision: int | None
     relation: Literal["same", "extended", "diverged", "left-only", "right-only"]
 
 
-class BundleComparison(Record, frozen=True, kw_only=True):
+class BundleComparison(Record):
     left: BundleSide
     right: BundleSide
     membership: Membership
@@ -168,7 +168,7 @@ class BundleComparison(Record, frozen=True, kw_only=True):
     unknowns: list[UnknownHistoryDelta]
 
 
-class ChangedBehavior(Record, frozen=True, kw_only=True):
+class ChangedBehavior(Record):
     subject: str
     operation: str
     change: Literal["changed", "unknown"]
@@ -176,13 +176,13 @@ class ChangedBehavior(Record, frozen=True, kw_only=True):
     evidence_id: str
 
 
-class ChangedBehaviors(Record, frozen=True, kw_only=True):
+class ChangedBehaviors(Record):
     comparison_count: int
     unchanged_count: int
     behaviors: PageOf[ChangedBehavior]
 
 
-class HypothesisJudgement(Record, frozen=True, kw_only=True):
+class HypothesisJudgement(Record):
     hypothesis_id: str
     static_evidence_id: str
     runtime_evidence_id: str
@@ -192,6 +192,6 @@ class HypothesisJudgement(Record, frozen=True, kw_only=True):
     judgement: Literal["supported", "contradicted", "unknown"]
 
 
-class Correlation(Record, frozen=True, kw_only=True):
+class Correlation(Record):
     counts: dict[str, int]
     hypotheses: PageOf[HypothesisJudgement]

@@ -29,7 +29,7 @@ Integrity = Literal["verified", "contradicted", "not-declared"]
 # tree).
 # A Record that keeps its defaults on the wire (every field of a graph record is in its answer) and decodes only
 # with its own fields (an application graph is read back from Evidence, appgraph.py).
-class _Record(Record, frozen=True, kw_only=True, omit_defaults=False, forbid_unknown_fields=True, gc=False):
+class _Record(Record, omit_defaults=False, forbid_unknown_fields=True, gc=False):
     pass
 
 
@@ -38,14 +38,14 @@ class _Record(Record, frozen=True, kw_only=True, omit_defaults=False, forbid_unk
 EMPTY: list[Any] = []
 
 
-class Span(_Record, frozen=True):
+class Span(_Record):
     """1-based inclusive line range inside the containing file."""
 
     start_line: int
     end_line: int
 
 
-class ImportEdge(_Record, frozen=True):
+class ImportEdge(_Record):
     kind: EdgeKind
     specifier: str
     line: int
@@ -55,7 +55,7 @@ class ImportEdge(_Record, frozen=True):
     names: list[str] = []
 
 
-class ExportRecord(_Record, frozen=True):
+class ExportRecord(_Record):
     name: str
     kind: Literal["esm", "commonjs", "re-export"]
     line: int
@@ -65,7 +65,7 @@ class ExportRecord(_Record, frozen=True):
     shape: dict[str, JSONValue] = {}
 
 
-class IpcRecord(_Record, frozen=True):
+class IpcRecord(_Record):
     """One Electron IPC call: ``ipcMain.handle("channel", ...)``, ``ipcRenderer.invoke(...)``, ..."""
 
     api: str
@@ -74,7 +74,7 @@ class IpcRecord(_Record, frozen=True):
     expression: str | None = None
 
 
-class StringLiteral(_Record, frozen=True, omit_defaults=True):
+class StringLiteral(_Record, omit_defaults=True):
     """A string literal, or a template literal's static text (``template``: its substitutions written ``${…}``)."""
 
     value: str
@@ -85,7 +85,7 @@ class StringLiteral(_Record, frozen=True, omit_defaults=True):
     column: int = 0
 
 
-class StringSet(_Record, frozen=True):
+class StringSet(_Record):
     """A module's unique strings: ``items`` holds the first ``MAX_STRINGS`` of ``total`` (``truncated`` says when
     fewer than all are listed; the module's diagnostics and the coverage reasons say so too)."""
 
@@ -94,7 +94,7 @@ class StringSet(_Record, frozen=True):
     truncated: bool
 
 
-class CallSite(_Record, frozen=True, omit_defaults=True):
+class CallSite(_Record, omit_defaults=True):
     callee: str
     line: int
     # The first argument (a string's value, else its source text; 80 characters at most), when there is one.
@@ -103,20 +103,20 @@ class CallSite(_Record, frozen=True, omit_defaults=True):
     handler: str | None = None
 
 
-class ReturnSite(_Record, frozen=True):
+class ReturnSite(_Record):
     line: int
     # The returned value's shape, nested to any depth (as ExportRecord.shape).
     shape: dict[str, JSONValue]
 
 
-class Assignment(_Record, frozen=True, omit_defaults=True):
+class Assignment(_Record, omit_defaults=True):
     target: str
     line: int
     # Both arms of a conditional value (`x = c ? a : b`), as written.
     candidates: list[str] | None = None
 
 
-class OriginalLocation(_Record, frozen=True, omit_defaults=True):
+class OriginalLocation(_Record, omit_defaults=True):
     """Where a generated function came from, through its file's source map: the original source's path, its 1-based
     line and column, and the function's name there (from the map's ``sourcesContent`` when present, else the
     map's ``names``)."""
@@ -127,7 +127,7 @@ class OriginalLocation(_Record, frozen=True, omit_defaults=True):
     name: str | None = None
 
 
-class FunctionRecord(_Record, frozen=True, omit_defaults=True):
+class FunctionRecord(_Record, omit_defaults=True):
     """A function, method or arrow; ``kind == "module-body"`` holds a module's top-level statements. ``name`` is
     the reader's name: ``Class.method`` for methods and class fields, ``object.key`` for an object literal's members,
     the export name for ``module.exports.x = ...``."""
@@ -151,14 +151,14 @@ class FunctionRecord(_Record, frozen=True, omit_defaults=True):
     end_column: int = 0
 
 
-class Diagnostic(_Record, frozen=True):
+class Diagnostic(_Record):
     kind: Literal["parse-error", "missing-node", "decode-error", "source-map", "limit", "unavailable"]
     message: str
     line: int | None = None
     column: int | None = None
 
 
-class Module(_Record, frozen=True):
+class Module(_Record):
     node_id: str
     path: str
     kind: ModuleKind
@@ -183,7 +183,7 @@ class Module(_Record, frozen=True):
     truncated: bool = False
 
 
-class EntryPoint(_Record, frozen=True):
+class EntryPoint(_Record):
     kind: Literal[
         "package-main", "package-bin", "electron-main", "electron-preload", "electron-renderer", "renderer-html"
     ]
@@ -193,7 +193,7 @@ class EntryPoint(_Record, frozen=True):
     detail: str = ""
 
 
-class SourceMapSource(_Record, frozen=True):
+class SourceMapSource(_Record):
     index: int
     source: str
     path: str
@@ -210,7 +210,7 @@ class SourceMapSource(_Record, frozen=True):
     tokens: int = 0
 
 
-class SourceMap(_Record, frozen=True):
+class SourceMap(_Record):
     node_id: str
     location: Literal["inline", "external", "unreferenced"]
     map_path: str | None
@@ -228,25 +228,25 @@ class SourceMap(_Record, frozen=True):
     sha256: str | None = None
 
 
-class Skipped(_Record, frozen=True):
+class Skipped(_Record):
     path: str
     reason: str
 
 
-class Coverage(_Record, frozen=True):
+class Coverage(_Record):
     status: Literal["complete", "partial"]
     reasons: list[str]
     skipped: list[Skipped]
 
 
-class Limits(_Record, frozen=True):
+class Limits(_Record):
     max_files: int
     max_bytes_per_file: int
     max_total_bytes: int
     max_modules: int
 
 
-class InputSummary(_Record, frozen=True):
+class InputSummary(_Record):
     format: Literal["directory", "asar"]
     files_seen: int
     files_analyzed: int
@@ -255,7 +255,7 @@ class InputSummary(_Record, frozen=True):
     package_json: list[str]
 
 
-class Application(_Record, frozen=True):
+class Application(_Record):
     """The normalized result of ``analyze_javascript_application``."""
 
     schema_version: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rea.plugin import Isolation, Paged, Record
 
 
-class RecoveredModule(Record, frozen=True, kw_only=True):
+class RecoveredModule(Record):
     # Relative to output_directory.
     path: str
     sha256: str
@@ -15,13 +15,13 @@ class RecoveredModule(Record, frozen=True, kw_only=True):
     extraction: str | None
 
 
-class Unbundler(Record, frozen=True, kw_only=True):
+class Unbundler(Record):
     name: str
     version: str | None
     executable: str
 
 
-class RecoveredSources(Paged, frozen=True, kw_only=True):
+class RecoveredSources(Paged):
     """recover_javascript_sources: the modules an unbundler recovered, each linked to its bytes in the bundle."""
 
     schema_version: int

@@ -17,7 +17,7 @@ from rea_plugins.javascript.model import (
 )
 
 
-class GraphEdge(Record, frozen=True, kw_only=True, rename={"source": "from", "target": "to"}):
+class GraphEdge(Record, rename={"source": "from", "target": "to"}):
     """An edge between two nodes of the trace: an import kind, ``defines``, ``calls`` or ``closure``."""
 
     source: str
@@ -27,13 +27,13 @@ class GraphEdge(Record, frozen=True, kw_only=True, rename={"source": "from", "ta
     label: str
 
 
-class Seed(Record, frozen=True, kw_only=True):
+class Seed(Record):
     kind: Literal["module", "string", "symbol"]
     value: str
     match: Literal["exact", "substring"]
 
 
-class SeedMatch(Record, frozen=True, kw_only=True):
+class SeedMatch(Record):
     node_id: str
     type: Literal["module", "function"]
     path: str
@@ -43,7 +43,7 @@ class SeedMatch(Record, frozen=True, kw_only=True):
     line: int | None = None
 
 
-class TraceNode(Record, frozen=True, kw_only=True):
+class TraceNode(Record):
     """A module (with its kind and container) or a function (with its role: seed, caller or exported)."""
 
     node_id: str
@@ -60,13 +60,13 @@ class TraceNode(Record, frozen=True, kw_only=True):
     original: OriginalLocation | None = None
 
 
-class TraceLimits(Record, frozen=True, kw_only=True):
+class TraceLimits(Record):
     max_nodes: int
     max_depth: int
     direction: Literal["imports", "importers", "both"] | None = None
 
 
-class FeatureTrace(Record, frozen=True, kw_only=True):
+class FeatureTrace(Record):
     """The seed's matches (the first 100 listed; at most 20 strings per module), then the trace from them."""
 
     seed: Seed
@@ -81,7 +81,7 @@ class FeatureTrace(Record, frozen=True, kw_only=True):
     picture: Picture | None = None
 
 
-class TracedCall(Record, frozen=True, kw_only=True):
+class TracedCall(Record):
     callee: str
     line: int
     # The function's node_id, and how it was found (local, an import kind); null: not resolved statically.
@@ -97,7 +97,7 @@ class TracedCall(Record, frozen=True, kw_only=True):
 # -- analyze_javascript_application, detail "summary" -----------------------------------------------
 
 
-class ModuleOverview(Record, frozen=True, kw_only=True):
+class ModuleOverview(Record):
     """One module in a summary: what it is and how much it holds (its records are in the complete Evidence)."""
 
     node_id: str
@@ -113,7 +113,7 @@ class ModuleOverview(Record, frozen=True, kw_only=True):
     source_map: str | None = None
 
 
-class SourceMapOverview(Record, frozen=True, kw_only=True):
+class SourceMapOverview(Record):
     node_id: str
     generated: str | None
     sources: int
@@ -123,7 +123,7 @@ class SourceMapOverview(Record, frozen=True, kw_only=True):
     functions_mapped: int
 
 
-class InputOverview(Record, frozen=True, kw_only=True):
+class InputOverview(Record):
     """What was read: the first 20 HTML pages and package.json files listed, all counted."""
 
     format: Literal["directory", "asar"]
@@ -136,13 +136,13 @@ class InputOverview(Record, frozen=True, kw_only=True):
     package_json_total: int
 
 
-class CoverageOverview(Record, frozen=True, kw_only=True):
+class CoverageOverview(Record):
     status: Literal["complete", "partial"]
     reasons: list[str]
     skipped_total: int
 
 
-class ApplicationSummary(Paged, frozen=True, kw_only=True):
+class ApplicationSummary(Paged):
     """An application's summary: counts, coverage, entry points, source maps and one page of its modules. The
     complete graph is retained as ``complete_evidence_id``, which every application workflow takes (this record's
     own id works too)."""
@@ -160,7 +160,7 @@ class ApplicationSummary(Paged, frozen=True, kw_only=True):
     integrity_contradictions_total: int
 
 
-class TracedFunction(Record, frozen=True, kw_only=True, rename={"is_async": "async"}):
+class TracedFunction(Record, rename={"is_async": "async"}):
     node_id: str
     name: str
     kind: str
@@ -181,13 +181,13 @@ class TracedFunction(Record, frozen=True, kw_only=True, rename={"is_async": "asy
     original: OriginalLocation | None = None
 
 
-class SemanticsTarget(Record, frozen=True, kw_only=True):
+class SemanticsTarget(Record):
     kind: Literal["module", "function"]
     value: str
     module: str | None = None
 
 
-class SemanticsTrace(Record, frozen=True, kw_only=True):
+class SemanticsTrace(Record):
     target: SemanticsTarget
     root: str
     functions: list[TracedFunction]
@@ -201,7 +201,7 @@ class SemanticsTrace(Record, frozen=True, kw_only=True):
 # -- compare_application_versions ------------------------------------------------------------------
 
 
-class NameDiff(Record, frozen=True, kw_only=True):
+class NameDiff(Record):
     """Names only in the right (added) and only in the left (removed): at most 50 listed, all counted."""
 
     added: list[str]
@@ -210,12 +210,12 @@ class NameDiff(Record, frozen=True, kw_only=True):
     removed_total: int
 
 
-class SizePair(Record, frozen=True, kw_only=True):
+class SizePair(Record):
     left: int
     right: int
 
 
-class FunctionRename(Record, frozen=True, kw_only=True):
+class FunctionRename(Record):
     """A function present on both sides under different names (a minifier's renaming), matched by its structure:
     kind, parameter count, the strings it passes and the members it calls, its return shapes. A file's functions
     are compared with its bundled modules' (minifiers differ in the module markers they keep)."""
@@ -227,7 +227,7 @@ class FunctionRename(Record, frozen=True, kw_only=True):
     matched_by: Literal["structure", "similar-structure"]
 
 
-class ModuleDifferences(Record, frozen=True, kw_only=True):
+class ModuleDifferences(Record):
     imports: NameDiff
     exports: NameDiff
     export_shapes_changed: list[str]
@@ -243,7 +243,7 @@ class ModuleDifferences(Record, frozen=True, kw_only=True):
     functions_changed_total: int = 0
 
 
-class MatchedModule(Record, frozen=True, kw_only=True):
+class MatchedModule(Record):
     left: str
     right: str
     path: str
@@ -255,13 +255,13 @@ class MatchedModule(Record, frozen=True, kw_only=True):
     differences: ModuleDifferences | None = None
 
 
-class ModuleBrief(Record, frozen=True, kw_only=True):
+class ModuleBrief(Record):
     node_id: str
     path: str
     kind: ModuleKind
 
 
-class AmbiguousMatch(Record, frozen=True, kw_only=True):
+class AmbiguousMatch(Record):
     """Modules with the same content on both sides, more than one on a side: reported, never paired."""
 
     sha256: str
@@ -269,23 +269,23 @@ class AmbiguousMatch(Record, frozen=True, kw_only=True):
     right: list[str]
 
 
-class EntryPointRef(Record, frozen=True, kw_only=True):
+class EntryPointRef(Record):
     kind: str
     path: str
 
 
-class EntryPointDiff(Record, frozen=True, kw_only=True):
+class EntryPointDiff(Record):
     added: list[EntryPointRef]
     removed: list[EntryPointRef]
 
 
-class CoveragePair(Record, frozen=True, kw_only=True):
+class CoveragePair(Record):
     left: Literal["complete", "partial"]
     right: Literal["complete", "partial"]
     status: Literal["complete", "partial"]
 
 
-class VersionSummary(Record, frozen=True, kw_only=True):
+class VersionSummary(Record):
     unchanged: int
     changed: int
     contradicted: int
@@ -297,7 +297,7 @@ class VersionSummary(Record, frozen=True, kw_only=True):
     functions_renamed: int = 0
 
 
-class VersionComparison(Paged, frozen=True, kw_only=True):
+class VersionComparison(Paged):
     """Counts first; then one page of the matched modules that changed or moved (every one with
     ``include_unchanged``), each with its differences; the first 100 added and removed modules (all counted)."""
 
@@ -316,7 +316,7 @@ class VersionComparison(Paged, frozen=True, kw_only=True):
 # -- compare_source_to_bundle ----------------------------------------------------------------------
 
 
-class BundleMatch(Record, frozen=True, kw_only=True):
+class BundleMatch(Record):
     bundle_module: str
     generated: str | None
     via: list[Literal["source-map", "content", "bundle-path"]]
@@ -325,7 +325,7 @@ class BundleMatch(Record, frozen=True, kw_only=True):
     map_source: str | None = None
 
 
-class SourceMapping(Record, frozen=True, kw_only=True):
+class SourceMapping(Record):
     """A source file (``origin`` input) or an original only a source map holds (``sources-content``: ``source`` is
     ``<map node_id>#<index>``, ``tokens`` its mapping segments)."""
 
@@ -338,13 +338,13 @@ class SourceMapping(Record, frozen=True, kw_only=True):
     tokens: int | None = None
 
 
-class BundleOnly(Record, frozen=True, kw_only=True):
+class BundleOnly(Record):
     node_id: str
     path: str
     container: str | None
 
 
-class SourceBundleSummary(Record, frozen=True, kw_only=True):
+class SourceBundleSummary(Record):
     sources: int
     mapped: int
     unmapped: int
@@ -355,7 +355,7 @@ class SourceBundleSummary(Record, frozen=True, kw_only=True):
     from_sources_content: int = 0
 
 
-class SourceToBundle(Paged, frozen=True, kw_only=True):
+class SourceToBundle(Paged):
     """Counts first; then one page of the sources (``offset``, ``limit``, ``total``, ``next_offset``) and the
     first 100 bundle-only modules (all counted)."""
 
@@ -367,7 +367,7 @@ class SourceToBundle(Paged, frozen=True, kw_only=True):
 # -- compare_javascript_export_shapes --------------------------------------------------------------
 
 
-class ExportSide(Record, frozen=True, kw_only=True):
+class ExportSide(Record):
     presence: Literal["present", "absent", "unknown-coverage"]
     module: str | None
     # The export's value shapes (ExportRecord.shape: nested to any depth).
@@ -377,7 +377,7 @@ class ExportSide(Record, frozen=True, kw_only=True):
     lines: list[int] | None = None
 
 
-class ShapeDifference(Record, frozen=True, kw_only=True):
+class ShapeDifference(Record):
     """One difference between the sides' shapes, at a JSON path: a key added or removed, a value changed."""
 
     path: str
@@ -386,7 +386,7 @@ class ShapeDifference(Record, frozen=True, kw_only=True):
     right: Any | msgspec.UnsetType = msgspec.UNSET
 
 
-class ExportShapeComparison(Record, frozen=True, kw_only=True):
+class ExportShapeComparison(Record):
     export: str
     module: str | None
     left: ExportSide
@@ -398,14 +398,14 @@ class ExportShapeComparison(Record, frozen=True, kw_only=True):
 # -- map_javascript_location -----------------------------------------------------------------------
 
 
-class GeneratedPosition(Record, frozen=True, kw_only=True):
+class GeneratedPosition(Record):
     module: str
     path: str
     line: int
     column: int
 
 
-class OriginalPosition(Record, frozen=True, kw_only=True):
+class OriginalPosition(Record):
     """The original of a generated position: source path, 1-based line and column, the map's name there, and the
     line's text from ``sourcesContent`` (at most 240 characters)."""
 
@@ -416,7 +416,7 @@ class OriginalPosition(Record, frozen=True, kw_only=True):
     text: str | None = None
 
 
-class MappedFunction(Record, frozen=True, kw_only=True):
+class MappedFunction(Record):
     """The generated function holding the position, with its original (name and location) when it has one."""
 
     node_id: str
@@ -425,7 +425,7 @@ class MappedFunction(Record, frozen=True, kw_only=True):
     original: OriginalLocation | None = None
 
 
-class LocationMapping(Record, frozen=True, kw_only=True):
+class LocationMapping(Record):
     generated: GeneratedPosition
     source_map: str
     # null: no mapping segment at or before the column on that line.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rea.plugin import Record
 
 
-class Emulator(Record, frozen=True, kw_only=True):
+class Emulator(Record):
     """qemu-user, which runs a program of another architecture: its path, LLDB's name of the architecture and the
     sysroot holding the program's loader and libraries ("" where none is installed)."""
 
@@ -15,7 +15,7 @@ class Emulator(Record, frozen=True, kw_only=True):
     sysroot: str
 
 
-class Launch(Record, frozen=True, kw_only=True):
+class Launch(Record):
     executable: str
     arguments: list[str]
     working_directory: str
@@ -29,7 +29,7 @@ class Launch(Record, frozen=True, kw_only=True):
     emulator: Emulator | None
 
 
-class AttachPid(Record, frozen=True, kw_only=True):
+class AttachPid(Record):
     executable: str
     pid: int
     architecture: str
@@ -38,7 +38,7 @@ class AttachPid(Record, frozen=True, kw_only=True):
     wait_ms: int
 
 
-class Watch(Record, frozen=True, kw_only=True):
+class Watch(Record):
     """A watchpoint asked for: on a global ``variable`` or at an ``address`` (static, by then)."""
 
     variable: str | None = None
@@ -48,7 +48,7 @@ class Watch(Record, frozen=True, kw_only=True):
     access: str = "write"
 
 
-class SetBreakpoint(Record, frozen=True, kw_only=True):
+class SetBreakpoint(Record):
     """A breakpoint on a ``name``, a ``source_line`` or an ``address`` (``label``: the notebook name it was given
     as), or a ``watch``."""
 
@@ -63,12 +63,12 @@ class SetBreakpoint(Record, frozen=True, kw_only=True):
     watch: Watch | None = None
 
 
-class DeleteBreakpoint(Record, frozen=True, kw_only=True):
+class DeleteBreakpoint(Record):
     id: int
     watch: bool
 
 
-class Resume(Record, frozen=True, kw_only=True):
+class Resume(Record):
     """``continue`` (or ``interrupt`` a running program), ``step`` (``kind``) and ``attach``: each waits for a stop
     at most ``wait_ms``."""
 
@@ -77,7 +77,7 @@ class Resume(Record, frozen=True, kw_only=True):
     kind: str = "over"
 
 
-class Look(Record, frozen=True, kw_only=True):
+class Look(Record):
     """``state``: how much of the backtrace, the registers and the program's output to answer."""
 
     max_frames: int
@@ -85,7 +85,7 @@ class Look(Record, frozen=True, kw_only=True):
     output_bytes: int
 
 
-class MemoryAccess(Record, frozen=True, kw_only=True):
+class MemoryAccess(Record):
     """``read_memory`` (``length`` bytes) or ``write_memory`` (``data``) at ``address``."""
 
     address: str
@@ -94,6 +94,6 @@ class MemoryAccess(Record, frozen=True, kw_only=True):
     data: bytes = b""
 
 
-class SetRegister(Record, frozen=True, kw_only=True):
+class SetRegister(Record):
     register: str
     value: int

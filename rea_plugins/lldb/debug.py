@@ -101,7 +101,7 @@ T = TypeVar("T")
 P = TypeVar("P", bound=Place)
 
 
-class Ended(Record, frozen=True, kw_only=True):
+class Ended(Record):
     """A debug session that ended, and why (idle_timeout, debug_end): named when a later call asks for it."""
 
     session: str

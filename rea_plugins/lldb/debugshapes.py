@@ -8,7 +8,7 @@ from rea.plugin import Isolation, Record, typelib
 from rea_plugins.lldb.output import Output
 
 
-class Place(Record, frozen=True, kw_only=True):
+class Place(Record):
     """A code location: loaded ``pc``, static ``address`` (the file address in ``module``), the procedure."""
 
     pc: str
@@ -22,12 +22,12 @@ class Place(Record, frozen=True, kw_only=True):
     source: str | None = None
 
 
-class Exit(Record, frozen=True, kw_only=True):
+class Exit(Record):
     exit_code: int
     description: str | None = None
 
 
-class Stop(Place, frozen=True, kw_only=True):
+class Stop(Place):
     """The program's state after the call: stopped (with why and where), still running, or exited."""
 
     state: Literal["stopped", "running", "exited", "detached"]
@@ -43,7 +43,7 @@ class Stop(Place, frozen=True, kw_only=True):
     arguments: dict[str, str] | None = None
 
 
-class BreakpointSpec(Record, frozen=True, kw_only=True):
+class BreakpointSpec(Record):
     """What a breakpoint was set on (its ``kind`` beside it): a name, a source line, an address (with the notebook
     name it was given as, ``label``), or a watchpoint's access, size and place (loaded ``pc``, static ``address``
     and ``module``, as ``Debuggee.static_of`` gives them) and the variable it watches."""
@@ -59,7 +59,7 @@ class BreakpointSpec(Record, frozen=True, kw_only=True):
     label: str | None = None
 
 
-class Breakpoint(Record, frozen=True, kw_only=True):
+class Breakpoint(Record):
     id: int
     kind: str
     spec: BreakpointSpec
@@ -71,7 +71,7 @@ class Breakpoint(Record, frozen=True, kw_only=True):
     locations: list[dict[str, str]]
 
 
-class Thread(Record, frozen=True, kw_only=True):
+class Thread(Record):
     index: int
     tid: int
     selected: bool
@@ -82,11 +82,11 @@ class Thread(Record, frozen=True, kw_only=True):
     signal: str | None = None
 
 
-class Frame(Place, frozen=True, kw_only=True):
+class Frame(Place):
     index: int
 
 
-class Memory(Record, frozen=True, kw_only=True):
+class Memory(Record):
     """Bytes read from the program: loaded and static address, hex, and the typed view when a type was named."""
 
     pc: str
@@ -99,7 +99,7 @@ class Memory(Record, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class Written(Record, frozen=True, kw_only=True):
+class Written(Record):
     pc: str | None = None
     address: str | None = None
     written: int | None = None
@@ -111,14 +111,14 @@ class Written(Record, frozen=True, kw_only=True):
 # -- the debug worker's answers (decoded by the server into DebugResult) --------------------------------------
 
 
-class Where(Stop, frozen=True, kw_only=True):
+class Where(Stop):
     """The program's state as the worker reports it: a ``Stop`` with LLDB's count of the stop, by which the server
     records each stop once (not part of the result)."""
 
     stop_id: str | None = None
 
 
-class StopReason(Record, frozen=True, kw_only=True):
+class StopReason(Record):
     """Why a thread stopped (a stop's and each thread's)."""
 
     reason: str
@@ -128,7 +128,7 @@ class StopReason(Record, frozen=True, kw_only=True):
     description: str
 
 
-class Started(Record, frozen=True, kw_only=True):
+class Started(Record):
     """A launch's or an attach's answer: the program's pid, its ASLR slide (an integer), LLDB's version, the stop."""
 
     pid: int | None = None
@@ -137,11 +137,11 @@ class Started(Record, frozen=True, kw_only=True):
     stop: Where
 
 
-class Breakpoints(Record, frozen=True, kw_only=True):
+class Breakpoints(Record):
     breakpoints: list[Breakpoint]
 
 
-class State(Record, frozen=True, kw_only=True):
+class State(Record):
     """``state``'s answer (threads, registers and the backtrace only while the program is stopped); ``end``'s is
     the stop and the output."""
 
@@ -154,7 +154,7 @@ class State(Record, frozen=True, kw_only=True):
     frames_total: int | None = None
 
 
-class Read(Record, frozen=True, kw_only=True):
+class Read(Record):
     """Bytes read from the program, at their loaded and static address."""
 
     pc: str
@@ -163,7 +163,7 @@ class Read(Record, frozen=True, kw_only=True):
     data: bytes
 
 
-class DebugResult(Record, frozen=True, kw_only=True):
+class DebugResult(Record):
     """One debug call's answer. ``session`` names the debug session for the next call."""
 
     session: str

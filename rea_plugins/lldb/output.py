@@ -9,7 +9,7 @@ from rea.plugin import Record
 
 # What the program wrote to one stream: the text kept, the whole size in bytes, and whether more was written. (A
 # comment, not a docstring: a docstring would be the schema's description, sent with every output schema.)
-class Output(Record, frozen=True, kw_only=True):
+class Output(Record):
     text: str
     bytes: int
     truncated: bool

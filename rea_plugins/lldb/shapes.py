@@ -8,7 +8,7 @@ from rea.plugin import Isolation, Record
 from rea_plugins.lldb.output import Output
 
 
-class AddressRequest(Record, frozen=True, kw_only=True):
+class AddressRequest(Record):
     """A static address to break on: as hex text, or taken from Evidence (then with its name and evidence id)."""
 
     address: str
@@ -16,14 +16,14 @@ class AddressRequest(Record, frozen=True, kw_only=True):
     evidence_id: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ModuleRequest(Record, frozen=True, kw_only=True):
+class ModuleRequest(Record):
     """Every code symbol of one module (None: the program itself), up to ``max_functions``."""
 
     module: str | None
     max_functions: int
 
 
-class ObserveRequest(Record, frozen=True, kw_only=True):
+class ObserveRequest(Record):
     """What ``observe_native_calls`` asks the provider for (its Evidence's parameters, without ``architecture``)."""
 
     arguments: list[str]
@@ -44,38 +44,38 @@ class ObserveRequest(Record, frozen=True, kw_only=True):
     abi: str | None
 
 
-class LaunchRequest(ObserveRequest, frozen=True, kw_only=True):
+class LaunchRequest(ObserveRequest):
     """The observing worker's ``launch``: the request, with the program and its whole environment."""
 
     executable: str
 
 
-class RunSlice(Record, frozen=True, kw_only=True):
+class RunSlice(Record):
     """The observing worker's ``run``: observe for at most ``slice_ms`` and answer what was recorded."""
 
     slice_ms: int = 250
 
 
 # The breakpoints an observation sets, tagged by ``kind``; one LLDB could not set carries the ``reason``.
-class FunctionBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="function"):
+class FunctionBreakpoint(Record, tag_field="kind", tag="function"):
     name: str
     reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class AddressBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="address"):
+class AddressBreakpoint(Record, tag_field="kind", tag="address"):
     address: str
     name: str | msgspec.UnsetType | None = msgspec.UNSET
     evidence_id: str | msgspec.UnsetType = msgspec.UNSET
     reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ModuleProcedureBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="module_procedure"):
+class ModuleProcedureBreakpoint(Record, tag_field="kind", tag="module_procedure"):
     name: str
     address: str
     reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ModuleBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="module"):
+class ModuleBreakpoint(Record, tag_field="kind", tag="module"):
     """A module_procedures request whose module was not loaded: nothing of it could be set."""
 
     module: str | None
@@ -86,7 +86,7 @@ EntryBreakpoint = FunctionBreakpoint | AddressBreakpoint | ModuleProcedureBreakp
 Unresolved = FunctionBreakpoint | AddressBreakpoint | ModuleProcedureBreakpoint | ModuleBreakpoint
 
 
-class StackFrame(Record, frozen=True, kw_only=True):
+class StackFrame(Record):
     pc: str
     function: str | None
     module: str | None
@@ -94,12 +94,12 @@ class StackFrame(Record, frozen=True, kw_only=True):
     file_address: str | None
 
 
-class RegisterValue(Record, frozen=True, kw_only=True):
+class RegisterValue(Record):
     register: str
     value: str
 
 
-class CallEvent(Record, frozen=True, kw_only=True):
+class CallEvent(Record):
     """One entry of a watched function, with its argument registers and backtrace."""
 
     index: int
@@ -118,7 +118,7 @@ class CallEvent(Record, frozen=True, kw_only=True):
     return_value: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class Crash(Record, frozen=True, kw_only=True):
+class Crash(Record):
     signal: str | None
     description: str
     thread: int
@@ -128,18 +128,18 @@ class Crash(Record, frozen=True, kw_only=True):
     t_ms: int
 
 
-class ProgramExit(Record, frozen=True, kw_only=True):
+class ProgramExit(Record):
     exit_code: int
     description: str | None
     killed_by_observer: bool = False
 
 
-class Debugger(Record, frozen=True, kw_only=True):
+class Debugger(Record):
     engine: str
     version: str | None
 
 
-class Coverage(Record, frozen=True, kw_only=True):
+class Coverage(Record):
     """Complete only when the run finished with no dropped event and every breakpoint set."""
 
     complete: bool
@@ -152,7 +152,7 @@ class Coverage(Record, frozen=True, kw_only=True):
     phase_reached: str
 
 
-class Launched(Record, frozen=True, kw_only=True):
+class Launched(Record):
     """The observing worker's answer to ``launch``: the program started, with its breakpoints set."""
 
     pid: int | None
@@ -163,14 +163,14 @@ class Launched(Record, frozen=True, kw_only=True):
     load_bias: int | None
 
 
-class ReturnUpdate(Record, frozen=True, kw_only=True):
+class ReturnUpdate(Record):
     """The return value of a call sent in an earlier slice."""
 
     index: int
     return_value: str
 
 
-class Slice(Record, frozen=True, kw_only=True):
+class Slice(Record):
     """The observing worker's answer to ``run`` and ``stop``: the calls recorded since the last slice and where
     the observation stands (``stop`` adds the program's output)."""
 
@@ -186,7 +186,7 @@ class Slice(Record, frozen=True, kw_only=True):
     output: dict[str, Output] | None = None
 
 
-class NativeCallObservation(Record, frozen=True, kw_only=True):
+class NativeCallObservation(Record):
     executable: str
     arguments: list[str]
     working_directory: str

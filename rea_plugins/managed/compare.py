@@ -255,7 +255,7 @@ def _compare(left: Side, right: Side, budget: int) -> tuple[list[str], list[str]
     for name in sorted(left.types.keys() & right.types.keys()):
         a, b = left.types[name], right.types[name]
         found = _changed(
-            MemberChange(f"type {name}", [], a.token, b.token),
+            MemberChange(member=f"type {name}", changes=[], left_token=a.token, right_token=b.token),
             ("base", a.base != b.base, f"base: {a.base} -> {b.base}"),
             (
                 "interfaces",
@@ -270,7 +270,7 @@ def _compare(left: Side, right: Side, budget: int) -> tuple[list[str], list[str]
         same_constant = (fa.has_constant, fa.constant) == (fb.has_constant, fb.constant)
         constant = (fa.has_constant or fb.has_constant) and not same_constant
         found = _changed(
-            MemberChange(f"field {name}", [], fa.token, fb.token),
+            MemberChange(member=f"field {name}", changes=[], left_token=fa.token, right_token=fb.token),
             ("field-type", fa.field_type != fb.field_type, f"type: {fa.field_type} -> {fb.field_type}"),
             ("constant", constant, f"constant: {_value(fa)} -> {_value(fb)}"),
             ("flags", fa.flags != fb.flags, _flags_detail(fa.flags, fb.flags)),
@@ -298,7 +298,11 @@ def _compare(left: Side, right: Side, budget: int) -> tuple[list[str], list[str]
                 if la is not None and lb is not None:
                     detail.extend(_diff(la, lb, budget))
         if kinds:
-            changed.append(MemberChange(f"method {name}", kinds, ma.token, mb.token, detail))
+            changed.append(
+                MemberChange(
+                    member=f"method {name}", changes=kinds, left_token=ma.token, right_token=mb.token, detail=detail
+                )
+            )
         elif ma.il_sha256 != mb.il_sha256:
             tokens_only.append(name)
         else:

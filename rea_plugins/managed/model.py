@@ -21,12 +21,12 @@ REFERENCES_OPERATION = "managed_references_to"
 METHOD_OPERATION = "inspect_managed_method"
 
 
-class Strict(Record, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Strict(Record, forbid_unknown_fields=True):
     """A Record that decodes only with its own fields: compare and verify read earlier results back
     (``common.load``), and a key this rea does not know is another rea's result, refused."""
 
 
-class Selection(Strict, frozen=True, kw_only=True):
+class Selection(Strict):
     """What a listing or search was narrowed to: a name pattern (substring or RE2) and a namespace prefix."""
 
     pattern: str | None = None
@@ -38,7 +38,7 @@ class Selection(Strict, frozen=True, kw_only=True):
 # -- inspect_managed_artifact -------------------------------------------------------------------------------
 
 
-class Identity(Strict, frozen=True, kw_only=True):
+class Identity(Strict):
     name: str
     version: str
     culture: str
@@ -46,13 +46,13 @@ class Identity(Strict, frozen=True, kw_only=True):
     flags: list[str]
 
 
-class Runtime(Strict, frozen=True, kw_only=True):
+class Runtime(Strict):
     metadata_version: str
     cli_header_version: str
     target_framework: str | None
 
 
-class CliFlags(Strict, frozen=True, kw_only=True):
+class CliFlags(Strict):
     il_only: bool
     requires_32bit: bool
     prefers_32bit: bool
@@ -60,7 +60,7 @@ class CliFlags(Strict, frozen=True, kw_only=True):
     native_entry_point: bool
 
 
-class Reference(Strict, frozen=True, kw_only=True):
+class Reference(Strict):
     kind: Literal["assembly", "module"]
     name: str
     version: str | None = None
@@ -68,7 +68,7 @@ class Reference(Strict, frozen=True, kw_only=True):
     public_key_token: str | None = None
 
 
-class Resource(Strict, frozen=True, kw_only=True):
+class Resource(Strict):
     name: str
     visibility: Literal["public", "private"]
     location: Literal["embedded", "linked"]
@@ -76,7 +76,7 @@ class Resource(Strict, frozen=True, kw_only=True):
     sha256: str | None
 
 
-class Attribute(Strict, frozen=True, kw_only=True):
+class Attribute(Strict):
     parent: str
     type: str
     # An enum argument reads {"enum": type, "value": n, "name": member (where the enum is defined here)}.
@@ -87,7 +87,7 @@ class Attribute(Strict, frozen=True, kw_only=True):
     named: JSONObject | None
 
 
-class ArtifactResult(Strict, frozen=True, kw_only=True):
+class ArtifactResult(Strict):
     schema_version: int
     identity: Identity | None
     module: str
@@ -104,7 +104,7 @@ class ArtifactResult(Strict, frozen=True, kw_only=True):
 # -- inspect_managed_members --------------------------------------------------------------------------------
 
 
-class TypeRecord(Strict, frozen=True, kw_only=True):
+class TypeRecord(Strict):
     """A TypeDef; what it does not have (a base, interfaces, an enclosing type, generic parameters) is left out."""
 
     token: str
@@ -116,7 +116,7 @@ class TypeRecord(Strict, frozen=True, kw_only=True):
     generic_parameters: list[str] = []
 
 
-class FieldRecord(Strict, frozen=True, kw_only=True):
+class FieldRecord(Strict):
     token: str
     key: str
     field_type: str
@@ -125,13 +125,13 @@ class FieldRecord(Strict, frozen=True, kw_only=True):
     constant: bool | int | float | str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class Instruction(Strict, frozen=True, kw_only=True):
+class Instruction(Strict):
     offset: int
     opcode: str
     operand: str | None
 
 
-class MethodRecord(Strict, frozen=True, kw_only=True):
+class MethodRecord(Strict):
     """``key`` (type::name(parameter types)) identifies the method across builds; tokens may move."""
 
     token: str
@@ -148,20 +148,20 @@ class MethodRecord(Strict, frozen=True, kw_only=True):
     instructions: list[Instruction] = []
 
 
-class MemberRefRecord(Strict, frozen=True, kw_only=True):
+class MemberRefRecord(Strict):
     token: str
     key: str
     signature: str
 
 
-class CallEdge(Strict, frozen=True, kw_only=True):
+class CallEdge(Strict):
     caller: str
     callee: str
     opcode: str
     offset: int
 
 
-class MembersResult(Strict, frozen=True, kw_only=True):
+class MembersResult(Strict):
     schema_version: int
     assembly: str
     types: PageOf[TypeRecord]
@@ -176,14 +176,14 @@ class MembersResult(Strict, frozen=True, kw_only=True):
 # -- search_managed_strings --------------------------------------------------------------------------------
 
 
-class Site(Strict, frozen=True, kw_only=True):
+class Site(Strict):
     """An IL instruction: the method it is in and its offset in the method's IL."""
 
     method: str
     offset: int
 
 
-class UserString(Strict, frozen=True, kw_only=True):
+class UserString(Strict):
     """A #US heap literal: ``loads`` ldstr instructions load it, the first of them listed in ``sites``."""
 
     token: str
@@ -194,7 +194,7 @@ class UserString(Strict, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class StringsResult(Strict, frozen=True, kw_only=True):
+class StringsResult(Strict):
     schema_version: int
     assembly: str
     heap_strings: int
@@ -214,7 +214,7 @@ ReferenceKind = Literal[
 ReferenceMode = Literal["name", "literal", "regex"]
 
 
-class ReferenceSite(Strict, frozen=True, kw_only=True):
+class ReferenceSite(Strict):
     """One instruction that names the member or type asked about (``target``: what it names exactly)."""
 
     method: str
@@ -224,7 +224,7 @@ class ReferenceSite(Strict, frozen=True, kw_only=True):
     target: str
 
 
-class ReferencesResult(Strict, frozen=True, kw_only=True):
+class ReferencesResult(Strict):
     schema_version: int
     assembly: str
     query: str
@@ -245,7 +245,7 @@ class ReferencesResult(Strict, frozen=True, kw_only=True):
 HandlerKind = Literal["catch", "filter", "finally", "fault"]
 
 
-class Handler(Strict, frozen=True, kw_only=True):
+class Handler(Strict):
     kind: HandlerKind
     try_start: int
     try_end: int
@@ -254,7 +254,7 @@ class Handler(Strict, frozen=True, kw_only=True):
     catch_type: str | None = None
 
 
-class MethodView(Strict, frozen=True, kw_only=True):
+class MethodView(Strict):
     """One method as text: ``language`` il (names resolved) unless a decompiler ran (then csharp)."""
 
     schema_version: int
@@ -280,7 +280,7 @@ class MethodView(Strict, frozen=True, kw_only=True):
 # -- inspect_managed_native_boundaries ----------------------------------------------------------------------
 
 
-class NativeImport(Strict, frozen=True, kw_only=True):
+class NativeImport(Strict):
     method: str
     token: str
     declared_by: Literal["DllImport", "LibraryImport"]
@@ -291,12 +291,12 @@ class NativeImport(Strict, frozen=True, kw_only=True):
     set_last_error: bool | None
 
 
-class ModuleRefRecord(Strict, frozen=True, kw_only=True):
+class ModuleRefRecord(Strict):
     name: str
     imports: int
 
 
-class Crossing(Strict, frozen=True, kw_only=True):
+class Crossing(Strict):
     """A call site that reaches native code without a declaration: function pointers and their delegates."""
 
     method: str
@@ -305,13 +305,13 @@ class Crossing(Strict, frozen=True, kw_only=True):
     target: str
 
 
-class MixedMode(Strict, frozen=True, kw_only=True):
+class MixedMode(Strict):
     native_code: bool
     vtable_fixups: bool
     pe_imports: list[str]
 
 
-class BoundariesResult(Strict, frozen=True, kw_only=True):
+class BoundariesResult(Strict):
     schema_version: int
     assembly: str
     imports: PageOf[NativeImport]
@@ -328,7 +328,7 @@ class BoundariesResult(Strict, frozen=True, kw_only=True):
 ChangeKind = Literal["body", "signature", "flags", "field-type", "constant", "base", "interfaces"]
 
 
-class MemberChange(Strict, frozen=True):
+class MemberChange(Strict):
     """A member matched by signature in both versions whose meaning changed (token renumbering alone is not a
     change: see ``tokens_only``). ``detail`` says what: ``constant: 10 -> 20``, or the IL lines that differ
     (``-IL_0002: mul`` / ``+IL_0002: add``)."""
@@ -340,7 +340,7 @@ class MemberChange(Strict, frozen=True):
     detail: list[str] = []
 
 
-class CompareCounts(Strict, frozen=True, kw_only=True):
+class CompareCounts(Strict):
     added: int
     removed: int
     changed: int
@@ -348,7 +348,7 @@ class CompareCounts(Strict, frozen=True, kw_only=True):
     tokens_only: int
 
 
-class Version(Strict, frozen=True, kw_only=True):
+class Version(Strict):
     """One side of a comparison: the assembly's name and version, and the file's digest."""
 
     assembly: str
@@ -357,7 +357,7 @@ class Version(Strict, frozen=True, kw_only=True):
     file: str | None = None
 
 
-class CompareResult(Strict, frozen=True, kw_only=True):
+class CompareResult(Strict):
     schema_version: int
     complete: bool
     counts: CompareCounts
@@ -376,7 +376,7 @@ class CompareResult(Strict, frozen=True, kw_only=True):
 Status = Literal["resolved", "missing", "unknown"]
 
 
-class ImportVerdict(Strict, frozen=True, kw_only=True):
+class ImportVerdict(Strict):
     method: str
     module: str
     entry_point: str
@@ -385,13 +385,13 @@ class ImportVerdict(Strict, frozen=True, kw_only=True):
     evidence_id: str | None
 
 
-class VerdictCounts(Strict, frozen=True, kw_only=True):
+class VerdictCounts(Strict):
     resolved: int
     missing: int
     unknown: int
 
 
-class VerifyResult(Strict, frozen=True, kw_only=True):
+class VerifyResult(Strict):
     schema_version: int
     counts: VerdictCounts
     imports: PageOf[ImportVerdict]
@@ -400,7 +400,7 @@ class VerifyResult(Strict, frozen=True, kw_only=True):
 # -- project_managed_application_graph ----------------------------------------------------------------------
 
 
-class GraphNode(Strict, frozen=True, kw_only=True):
+class GraphNode(Strict):
     node_id: str
     kind: Literal["assembly", "native-library", "resource", "unresolved-assembly", "unresolved-native"]
     path: str | None
@@ -413,13 +413,13 @@ class GraphNode(Strict, frozen=True, kw_only=True):
 EdgeKind = Literal["references", "p-invokes", "embeds"]
 
 
-class GraphEdge(Strict, frozen=True, kw_only=True):
+class GraphEdge(Strict):
     source: str
     target: str
     kind: EdgeKind
 
 
-class GraphResult(Strict, frozen=True, kw_only=True):
+class GraphResult(Strict):
     schema_version: int
     root_sha256: str
     graph_sha256: str
@@ -438,7 +438,7 @@ class GraphResult(Strict, frozen=True, kw_only=True):
 Link = Literal["matched", "il-mismatch", "unknown-method"]
 
 
-class ReconstructedMethod(Strict, frozen=True, kw_only=True):
+class ReconstructedMethod(Strict):
     token: str
     key: str | None
     il_sha256: str | None
@@ -447,12 +447,12 @@ class ReconstructedMethod(Strict, frozen=True, kw_only=True):
     csharp: str
 
 
-class Decompiler(Strict, frozen=True, kw_only=True):
+class Decompiler(Strict):
     name: str
     version: str
 
 
-class ReconstructionResult(Strict, frozen=True, kw_only=True):
+class ReconstructionResult(Strict):
     schema_version: int
     decompiler: Decompiler
     members_evidence_id: str

@@ -38,7 +38,7 @@ LIMITATION = (
 _LP64 = ("elf", "mach-o", "mach-o-universal")
 
 
-class BatchItem(Record, frozen=True, kw_only=True):
+class BatchItem(Record):
     """One selector's outcome in procedure_pseudo_code_batch: its pseudo code, or its typed error."""
 
     procedure: str
@@ -48,7 +48,7 @@ class BatchItem(Record, frozen=True, kw_only=True):
     result: JSONObject | msgspec.UnsetType = msgspec.UNSET
 
 
-class Batch(Record, frozen=True, kw_only=True):
+class Batch(Record):
     items: list[BatchItem]
 
 

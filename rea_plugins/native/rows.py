@@ -18,7 +18,7 @@ from rea.plugin import ImportRow as LayoutImportRow
 from rea_plugins.native.model import Linkage, Mitigations
 
 
-class LibraryRow(Record, frozen=True, kw_only=True):
+class LibraryRow(Record):
     """Where a procedure named by a library signature comes from."""
 
     library: str
@@ -26,7 +26,7 @@ class LibraryRow(Record, frozen=True, kw_only=True):
     confidence: str
 
 
-class ProcHead(Record, frozen=True, kw_only=True):
+class ProcHead(Record):
     """What a procedure's listing row and its procedure_info open with."""
 
     address: str | None
@@ -37,25 +37,25 @@ class ProcHead(Record, frozen=True, kw_only=True):
     name_source: str | None
 
 
-class ProcRow(ProcHead, frozen=True, kw_only=True):
+class ProcRow(ProcHead):
     """A row of list_procedures and search_procedures."""
 
     part_of: str | None
     library: LibraryRow | UnsetType | None = UNSET
 
 
-class ProcRef(Record, frozen=True, kw_only=True):
+class ProcRef(Record):
     """A procedure named by its start (or any address and its name: the rows below that start so derive from it)."""
 
     address: str | None
     name: str | None
 
 
-class PartRow(ProcRef, frozen=True, kw_only=True):
+class PartRow(ProcRef):
     end: str | None
 
 
-class ProcInfo(ProcHead, frozen=True, kw_only=True):
+class ProcInfo(ProcHead):
     """procedure_info: the procedure's row (its parent named), then what the index knows of it."""
 
     part_of: ProcRef | None
@@ -69,14 +69,14 @@ class ProcInfo(ProcHead, frozen=True, kw_only=True):
     parts: list[PartRow]
 
 
-class Extent(ProcRef, frozen=True, kw_only=True):
+class Extent(ProcRef):
     """resolve_containing_procedure's procedure."""
 
     size: int
     end: str | None
 
 
-class Containing(Record, frozen=True, kw_only=True):
+class Containing(Record):
     address: str | None
     procedure: Extent | None
 
@@ -88,11 +88,11 @@ class DocumentRow(DocumentItem, kw_only=True):
     slices: list[str] | UnsetType = UNSET
 
 
-class Documents(Record, frozen=True, kw_only=True):
+class Documents(Record):
     documents: list[DocumentRow]
 
 
-class RegionRow(Record, frozen=True, kw_only=True):
+class RegionRow(Record):
     """A segment or section of list_segments (with its kind) and binary_layout (without)."""
 
     name: str
@@ -105,11 +105,11 @@ class RegionRow(Record, frozen=True, kw_only=True):
     kind: str | UnsetType = UNSET
 
 
-class Segments(Record, frozen=True, kw_only=True):
+class Segments(Record):
     segments: list[RegionRow]
 
 
-class StringRow(Record, frozen=True, kw_only=True):
+class StringRow(Record):
     address: str | None
     value: str
     encoding: str
@@ -118,7 +118,7 @@ class StringRow(Record, frozen=True, kw_only=True):
     section: str | None
 
 
-class NameRow(Record, frozen=True, kw_only=True):
+class NameRow(Record):
     address: str | None
     name: str
     kind: str
@@ -127,13 +127,13 @@ class NameRow(Record, frozen=True, kw_only=True):
     library: LibraryRow | UnsetType = UNSET
 
 
-class ProcedureAddress(Record, frozen=True, kw_only=True):
+class ProcedureAddress(Record):
     procedure: str | None
     address: str | None
     name: str
 
 
-class InsnRow(Record, frozen=True, kw_only=True):
+class InsnRow(Record):
     address: str | None
     bytes: str
     mnemonic: str
@@ -144,14 +144,14 @@ class InsnRow(Record, frozen=True, kw_only=True):
     symbols: list[JSONObject]
 
 
-class Assembly(Record, frozen=True, kw_only=True):
+class Assembly(Record):
     address: str | None
     name: str
     instructions: list[InsnRow]
     truncated: bool
 
 
-class InstructionPage(Record, frozen=True, kw_only=True):
+class InstructionPage(Record):
     """read_function_instructions: the page's rows first, then its paging fields and the procedure."""
 
     instructions: list[InsnRow]
@@ -163,46 +163,46 @@ class InstructionPage(Record, frozen=True, kw_only=True):
     name: str
 
 
-class BlockRow(Record, frozen=True, kw_only=True):
+class BlockRow(Record):
     start: str | None
     end: str | None
     instruction_count: int
     successors: list[str | None]
 
 
-class EdgeRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
+class EdgeRow(Record, rename={"source": "from"}):
     source: str | None
     to: str | None
     kind: str
 
 
-class Blocks(Record, frozen=True, kw_only=True):
+class Blocks(Record):
     address: str | None
     name: str
     blocks: list[BlockRow]
     edges: list[EdgeRow]
 
 
-class CalleeRow(ProcRef, frozen=True, kw_only=True):
+class CalleeRow(ProcRef):
     kind: str
     call_sites: list[str | None]
 
 
-class Callees(Record, frozen=True, kw_only=True):
+class Callees(Record):
     procedure: ProcRef
     callees: list[CalleeRow]
 
 
-class CallerRow(ProcRef, frozen=True, kw_only=True):
+class CallerRow(ProcRef):
     call_sites: list[str | None]
 
 
-class Callers(Record, frozen=True, kw_only=True):
+class Callers(Record):
     procedure: ProcRef
     callers: list[CallerRow]
 
 
-class RefRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
+class RefRow(Record, rename={"source": "from"}):
     """A row of procedure_references."""
 
     source: str | None
@@ -212,23 +212,23 @@ class RefRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
     to_name: str | None
 
 
-class XrefRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
+class XrefRow(Record, rename={"source": "from"}):
     source: str | None
     from_procedure: str | None
     kind: str
     to: str | None
 
 
-class Xrefs(Record, frozen=True, kw_only=True):
+class Xrefs(Record):
     address: str | None
     references: list[XrefRow]
 
 
-class CallTarget(ProcRef, frozen=True, kw_only=True):
+class CallTarget(ProcRef):
     provenance: str
 
 
-class CallSiteRow(Record, frozen=True, kw_only=True):
+class CallSiteRow(Record):
     """A call or dispatch site whose targets the references give."""
 
     address: str | None
@@ -237,7 +237,7 @@ class CallSiteRow(Record, frozen=True, kw_only=True):
     targets: list[CallTarget]
 
 
-class IndirectSiteRow(Record, frozen=True, kw_only=True):
+class IndirectSiteRow(Record):
     """A register dispatch: its targets from a bounded pointer table before it, or unresolved with the reason."""
 
     address: str | None
@@ -248,20 +248,20 @@ class IndirectSiteRow(Record, frozen=True, kw_only=True):
     reason: str | UnsetType = UNSET
 
 
-class CallTargets(Record, frozen=True, kw_only=True):
+class CallTargets(Record):
     procedure: ProcRef
     call_sites: list[CallSiteRow | IndirectSiteRow]
     unresolved_count: int
 
 
-class TypeRow(Record, frozen=True, kw_only=True):
+class TypeRow(Record):
     name: str
     kind: str
     size: int
     target: str | UnsetType | None = UNSET
 
 
-class DataInspection(Record, frozen=True, kw_only=True):
+class DataInspection(Record):
     address: str | None
     name: str | None
     source: str
@@ -271,13 +271,13 @@ class DataInspection(Record, frozen=True, kw_only=True):
     target_name: str | UnsetType | None = UNSET
 
 
-class ImportRow(LayoutImportRow, frozen=True, kw_only=True):
+class ImportRow(LayoutImportRow):
     """binary_layout's import row, and what the import binds: ``function`` or ``data``."""
 
     kind: str
 
 
-class Layout(Record, frozen=True, kw_only=True):
+class Layout(Record):
     format: str
     architecture: str
     entry: str | None
@@ -297,7 +297,7 @@ def builtins(answer: msgspec.Struct) -> JSONObject:
     return out
 
 
-class FingerprintRow(Record, frozen=True, kw_only=True):
+class FingerprintRow(Record):
     """A procedure's content hash and how many instructions it hashed."""
 
     address: str | None
@@ -307,11 +307,11 @@ class FingerprintRow(Record, frozen=True, kw_only=True):
     hash: str
 
 
-class Fingerprints(Paged, frozen=True, kw_only=True):
+class Fingerprints(Paged):
     fingerprints: list[FingerprintRow]
 
 
-class CallEdgeRow(Record, frozen=True, kw_only=True):
+class CallEdgeRow(Record):
     """A caller-to-callee edge; a callee that is no procedure but has a name (an import's slot) carries it."""
 
     caller: str
@@ -321,7 +321,7 @@ class CallEdgeRow(Record, frozen=True, kw_only=True):
     callee_name: str | UnsetType = UNSET
 
 
-class CallGraphPage(Paged, frozen=True, kw_only=True):
+class CallGraphPage(Paged):
     """program_call_graph's complete page: ``names`` holds the page's procedures."""
 
     procedures: int

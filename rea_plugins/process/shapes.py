@@ -9,7 +9,7 @@ import msgspec
 from rea.plugin import Isolation, JSONObject, Record
 
 
-class OutputStream(Record, frozen=True, kw_only=True):
+class OutputStream(Record):
     """One output stream: its first bytes as text, its whole size and digest."""
 
     text: str
@@ -18,7 +18,7 @@ class OutputStream(Record, frozen=True, kw_only=True):
     sha256: str
 
 
-class ExitRecord(Record, frozen=True, kw_only=True):
+class ExitRecord(Record):
     observed: bool
     exit_code: int | None
     signal: str | None
@@ -27,7 +27,7 @@ class ExitRecord(Record, frozen=True, kw_only=True):
 
 
 # One signal sent: when, why, and its delivery as the kernel reported it (the pids it went to).
-class Signal(Record, frozen=True, kw_only=True):
+class Signal(Record):
     at_ms: int
     # "event", "finalization", or why a process that left the session was killed; the kernel's own reason
     # (e.g. "no process in the group") where the signal was not delivered.
@@ -38,7 +38,7 @@ class Signal(Record, frozen=True, kw_only=True):
     pids: list[int] | None = None
 
 
-class Lifecycle(Record, frozen=True, kw_only=True):
+class Lifecycle(Record):
     started_at: str
     end_reason: str
     elapsed_ms: int | None
@@ -50,18 +50,18 @@ class Lifecycle(Record, frozen=True, kw_only=True):
     phase_reached: str
 
 
-class Terminal(Record, frozen=True, kw_only=True):
+class Terminal(Record):
     rows: int
     columns: int
 
 
-class Checkpoint(Record, frozen=True, kw_only=True):
+class Checkpoint(Record):
     id: str
     reached: bool
     at_ms: int | None
 
 
-class FileEntry(Record, frozen=True, kw_only=True):
+class FileEntry(Record):
     root: int
     path: str
     kind: Literal["file", "directory", "symlink", "other"]
@@ -70,7 +70,7 @@ class FileEntry(Record, frozen=True, kw_only=True):
     sha256: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class FileChanges(Record, frozen=True, kw_only=True):
+class FileChanges(Record):
     created: list[FileEntry]
     modified: list[FileEntry]
     deleted: list[FileEntry]
@@ -79,7 +79,7 @@ class FileChanges(Record, frozen=True, kw_only=True):
 
 
 # One process of the capture's family, as last sampled.
-class FamilyMember(Record, frozen=True, kw_only=True):
+class FamilyMember(Record):
     pid: int
     ppid: int
     comm: str | None
@@ -90,7 +90,7 @@ class FamilyMember(Record, frozen=True, kw_only=True):
     in_session: bool
 
 
-class ProcessFamily(Record, frozen=True, kw_only=True):
+class ProcessFamily(Record):
     members: list[FamilyMember]
     program_process_count: int
     truncated: bool
@@ -101,13 +101,13 @@ class ProcessFamily(Record, frozen=True, kw_only=True):
     lineage: list[JSONObject] = []
 
 
-class Cleanup(Record, frozen=True, kw_only=True):
+class Cleanup(Record):
     cleanup: Literal["complete", "incomplete"]
     resources: list[str]
 
 
 # One event performed: when, and its delivery (a signal's as the kernel reported it).
-class Interaction(Record, frozen=True, kw_only=True):
+class Interaction(Record):
     index: int
     action: str
     checkpoint: str | None
@@ -121,7 +121,7 @@ class Interaction(Record, frozen=True, kw_only=True):
     bytes: int | None = None
 
 
-class ProcessCapture(Record, frozen=True, kw_only=True):
+class ProcessCapture(Record):
     schema: Literal["rea.process_capture/1"]
     # The request as given (secret values never appear in it): the caller's JSON, which the input schema shapes.
     request: JSONObject
@@ -142,7 +142,7 @@ class ProcessCapture(Record, frozen=True, kw_only=True):
 Status = Literal["match", "truncated", "unknown", "mismatch"]
 
 
-class StreamComparison(Record, frozen=True, kw_only=True):
+class StreamComparison(Record):
     status: Status
     reason: str | None = None
     left_bytes: int | None = None
@@ -152,12 +152,12 @@ class StreamComparison(Record, frozen=True, kw_only=True):
     diff_truncated: bool | None = None
 
 
-class OutputComparison(Record, frozen=True, kw_only=True):
+class OutputComparison(Record):
     status: Status
     streams: dict[str, StreamComparison]
 
 
-class ExitFacts(Record, frozen=True, kw_only=True):
+class ExitFacts(Record):
     end_reason: str
     observed: bool
     exit_code: int | None
@@ -165,68 +165,68 @@ class ExitFacts(Record, frozen=True, kw_only=True):
     signal_inferred: str | None = None
 
 
-class ExitComparison(Record, frozen=True, kw_only=True):
+class ExitComparison(Record):
     status: Status
     left: ExitFacts
     right: ExitFacts
 
 
-class FileKey(Record, frozen=True, kw_only=True):
+class FileKey(Record):
     change: Literal["created", "modified", "deleted"]
     root: int
     path: str
 
 
-class FileDifference(FileKey, frozen=True, kw_only=True):
+class FileDifference(FileKey):
     # (kind, sha256) on each side.
     left: tuple[str, str | None]
     right: tuple[str, str | None]
 
 
-class FilesComparison(Record, frozen=True, kw_only=True):
+class FilesComparison(Record):
     status: Status
     only_left: list[FileKey]
     only_right: list[FileKey]
     changed: list[FileDifference]
 
 
-class FamilyShape(Record, frozen=True, kw_only=True):
+class FamilyShape(Record):
     # Program processes by name, with their counts.
     programs: dict[str, int]
     outlived_leader: int
 
 
-class FamilyComparison(Record, frozen=True, kw_only=True):
+class FamilyComparison(Record):
     status: Status
     left: FamilyShape
     right: FamilyShape
 
 
-class Dimensions(Record, frozen=True, kw_only=True):
+class Dimensions(Record):
     output: OutputComparison
     exit: ExitComparison
     files: FilesComparison
     process_family: FamilyComparison
 
 
-class CaptureSide(Record, frozen=True, kw_only=True):
+class CaptureSide(Record):
     evidence_id: str
     executable: str | None
     end_reason: str
     isolation: str | None
 
 
-class Pair(Record, frozen=True, kw_only=True):
+class Pair(Record):
     left: int | str | None
     right: int | str | None
 
 
-class Volatile(Record, frozen=True, kw_only=True):
+class Volatile(Record):
     elapsed_ms: Pair
     started_at: Pair
 
 
-class NormalizationApplied(Record, frozen=True, kw_only=True):
+class NormalizationApplied(Record):
     pids: bool
     times: bool
     paths: bool
@@ -234,7 +234,7 @@ class NormalizationApplied(Record, frozen=True, kw_only=True):
     rules: list[JSONObject]
 
 
-class ProcessComparison(Record, frozen=True, kw_only=True):
+class ProcessComparison(Record):
     left: CaptureSide
     right: CaptureSide
     verdict: Literal["same", "different", "unknown"]

@@ -12,7 +12,7 @@ from rea.plugin import DocumentItem, ExportRow, ImportRow, JSONObject, Procedure
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
 
 
-class CallTarget(Record, frozen=True, kw_only=True):
+class CallTarget(Record):
     """One target of a call or dispatch site (``resolve_native_call_targets``) and where it was learnt."""
 
     address: str
@@ -20,7 +20,7 @@ class CallTarget(Record, frozen=True, kw_only=True):
     provenance: str
 
 
-class CallSiteRow(Record, frozen=True, kw_only=True):
+class CallSiteRow(Record):
     """A call or dispatch site and its targets; ``reason`` says why an unresolved one stays so."""
 
     address: str
@@ -38,7 +38,7 @@ class SlicedDocument(DocumentItem, kw_only=True):
     slices: list[str] | None = None
 
 
-class AnalysisStats(Record, frozen=True, kw_only=True):
+class AnalysisStats(Record):
     """What the worker's ``analyze`` did (the first time; later calls say only the functions and seconds)."""
 
     functions: int
@@ -48,7 +48,7 @@ class AnalysisStats(Record, frozen=True, kw_only=True):
     seconds: float
 
 
-class Mitigations(Record, frozen=True, kw_only=True):
+class Mitigations(Record):
     """binary_layout's hardening as radare2's binary info reports it (CET and BTI are not read: ``"unknown"``)."""
 
     nx: bool
@@ -61,14 +61,14 @@ class Mitigations(Record, frozen=True, kw_only=True):
     bti: str
 
 
-class Linkage(Record, frozen=True, kw_only=True):
+class Linkage(Record):
     interpreter: str | None
     needed: list[str]
     rpath: list[str]
     runpath: list[str]
 
 
-class Layout(Record, frozen=True, kw_only=True):
+class Layout(Record):
     format: str
     architecture: str
     entry: str | None
@@ -82,7 +82,7 @@ class Layout(Record, frozen=True, kw_only=True):
     exports: list[ExportRow]
 
 
-class TypeRow(Record, frozen=True, kw_only=True):
+class TypeRow(Record):
     """inspect_native_data_type's type of a pointer, code or a sized symbol."""
 
     name: str
@@ -91,7 +91,7 @@ class TypeRow(Record, frozen=True, kw_only=True):
     target: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class DataInspection(Record, frozen=True, kw_only=True):
+class DataInspection(Record):
     """inspect_native_data_type: what lies at an address, then where that was learnt (``source``)."""
 
     address: str
@@ -103,7 +103,7 @@ class DataInspection(Record, frozen=True, kw_only=True):
     source: str
 
 
-class InstructionFacts(Record, frozen=True, kw_only=True):
+class InstructionFacts(Record):
     """inspect_native_instruction: radare2's decoding of one instruction, symbolized, with its flow and registers."""
 
     address: str

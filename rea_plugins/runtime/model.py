@@ -12,12 +12,12 @@ RuntimeKind = Literal["node", "electron-main", "electron-preload", "electron-ren
 ScriptScope = Literal["application", "runtime-internal", "outside-scope"]
 
 
-class RuntimeVersion(Record, frozen=True, kw_only=True):
+class RuntimeVersion(Record):
     product: str
     protocol_version: str
 
 
-class RuntimeTarget(Record, frozen=True, kw_only=True):
+class RuntimeTarget(Record):
     target_id: str
     type: str
     title: str
@@ -26,13 +26,13 @@ class RuntimeTarget(Record, frozen=True, kw_only=True):
     file_path: str | None
 
 
-class RuntimeExcluded(Record, frozen=True, kw_only=True):
+class RuntimeExcluded(Record):
     outside_file_roots: int
     disallowed_origin: int
     unsupported_url: int
 
 
-class RuntimeTargetList(Paged, frozen=True, kw_only=True):
+class RuntimeTargetList(Paged):
     """list_javascript_runtime_targets: the inspector's debuggable targets within the request's scope, paged."""
 
     schema_version: int
@@ -45,7 +45,7 @@ class RuntimeTargetList(Paged, frozen=True, kw_only=True):
     limitations: list[str]
 
 
-class ParsedScript(Record, frozen=True, kw_only=True):
+class ParsedScript(Record):
     script_id: str
     url: str
     # The script's file, for a file:// URL inside allowed_file_roots.
@@ -60,7 +60,7 @@ class ParsedScript(Record, frozen=True, kw_only=True):
     source_map_url: str | None
 
 
-class ExecutionContext(Record, frozen=True, kw_only=True):
+class ExecutionContext(Record):
     context_id: int
     name: str
     origin: str
@@ -68,7 +68,7 @@ class ExecutionContext(Record, frozen=True, kw_only=True):
     aux_type: str | None
 
 
-class RuntimeConsoleEvent(Record, frozen=True, kw_only=True):
+class RuntimeConsoleEvent(Record):
     level: str
     text: str | None
     url: str | None
@@ -76,7 +76,7 @@ class RuntimeConsoleEvent(Record, frozen=True, kw_only=True):
     column: int | None
 
 
-class RuntimeException(Record, frozen=True, kw_only=True):
+class RuntimeException(Record):
     text: str
     description: str | None
     url: str | None
@@ -84,7 +84,7 @@ class RuntimeException(Record, frozen=True, kw_only=True):
     column: int | None
 
 
-class ScriptCounts(Record, frozen=True, kw_only=True):
+class ScriptCounts(Record):
     application: int
     runtime_internal: int
     outside_scope: int
@@ -92,7 +92,7 @@ class ScriptCounts(Record, frozen=True, kw_only=True):
     source_bytes: int
 
 
-class RuntimeObservation(Record, frozen=True, kw_only=True):
+class RuntimeObservation(Record):
     """observe_javascript_runtime: what a V8 inspector target parsed, logged and threw during a bounded window."""
 
     schema_version: int
@@ -115,7 +115,7 @@ class RuntimeObservation(Record, frozen=True, kw_only=True):
     limitations: list[str]
 
 
-class RuntimeObservationSummary(Paged, frozen=True, kw_only=True):
+class RuntimeObservationSummary(Paged):
     """observe_javascript_runtime's default answer: the counts and one page of the scripts; the complete observation
     is retained as ``complete_evidence_id`` (reconcile_javascript_runtime takes either)."""
 
@@ -138,7 +138,7 @@ MatchKind = Literal["content-hash", "source-map"]
 UnknownReason = Literal["no-static-module", "content-differs", "not-hashed"]
 
 
-class LoadedKnown(Record, frozen=True, kw_only=True, omit_defaults=False):
+class LoadedKnown(Record, omit_defaults=False):
     # Its empty default is part of the answer (it always was), so defaults are not omitted here.
     url: str
     script_id: str
@@ -150,7 +150,7 @@ class LoadedKnown(Record, frozen=True, kw_only=True, omit_defaults=False):
     mapped_modules: list[str] = []
 
 
-class LoadedUnknown(Record, frozen=True, kw_only=True, omit_defaults=False):
+class LoadedUnknown(Record, omit_defaults=False):
     # Its empty default is part of the answer (it always was), so defaults are not omitted here.
     url: str
     script_id: str
@@ -161,13 +161,13 @@ class LoadedUnknown(Record, frozen=True, kw_only=True, omit_defaults=False):
     same_path_module: str | None = None
 
 
-class NeverLoaded(Record, frozen=True, kw_only=True):
+class NeverLoaded(Record):
     module: str
     module_path: str
     kind: str
 
 
-class ReconcileCounts(Record, frozen=True, kw_only=True):
+class ReconcileCounts(Record):
     runtime_scripts: int
     static_modules: int
     loaded_and_known: int
@@ -175,11 +175,11 @@ class ReconcileCounts(Record, frozen=True, kw_only=True):
     known_but_never_loaded: int
 
 
-class ReconcilePage(Paged, frozen=True, kw_only=True):
+class ReconcilePage(Paged):
     """One window over the three lists at once: ``total`` is the longest list's length."""
 
 
-class RuntimeReconciliation(Record, frozen=True, kw_only=True):
+class RuntimeReconciliation(Record):
     """reconcile_javascript_runtime: runtime scripts joined to static application modules by content and source map."""
 
     schema_version: int

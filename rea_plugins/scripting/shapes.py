@@ -7,7 +7,7 @@ from typing import Any
 from rea.plugin import Record
 
 
-class ScriptRun(Record, frozen=True, kw_only=True):
+class ScriptRun(Record):
     """One script's run: what it printed, its result, and the Evidence of the tool calls it made."""
 
     # What the script printed (stdout and stderr), its first max-output bytes as text.

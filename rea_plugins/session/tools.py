@@ -32,7 +32,7 @@ PROVIDER_CHOICE_SCHEMA: JSONObject = {
 }
 
 
-class OpenedLibrary(Record, frozen=True, kw_only=True):
+class OpenedLibrary(Record):
     name: str
     path: str
     rule: str | None
@@ -41,28 +41,28 @@ class OpenedLibrary(Record, frozen=True, kw_only=True):
     alias: str | None = None
 
 
-class MissingLibrary(Record, frozen=True, kw_only=True):
+class MissingLibrary(Record):
     name: str
     searched: list[str]
 
 
-class SkippedLibrary(Record, frozen=True, kw_only=True):
+class SkippedLibrary(Record):
     name: str
     path: str
     reason: str
 
 
-class Dependencies(Record, frozen=True, kw_only=True):
+class Dependencies(Record):
     opened: list[OpenedLibrary]
     not_found: list[MissingLibrary]
     skipped: list[SkippedLibrary]
 
 
-class RunRef(Record, frozen=True, kw_only=True):
+class RunRef(Record):
     run_id: str | None
 
 
-class Opened(Record, frozen=True, kw_only=True):
+class Opened(Record):
     """open_binary's answer. The target, the binding and the previous target's cleanup are the kernel's records,
     carried as the JSON it gives them."""
 
@@ -77,7 +77,7 @@ class Opened(Record, frozen=True, kw_only=True):
     dependencies: Dependencies | None = None
 
 
-class Closed(Record, frozen=True, kw_only=True):
+class Closed(Record):
     closed: bool
     # The target closed, when the call named one.
     target_id: str | None = None
@@ -85,7 +85,7 @@ class Closed(Record, frozen=True, kw_only=True):
     cleanup: str
 
 
-class Toolsets(Record, frozen=True, kw_only=True):
+class Toolsets(Record):
     enabled: list[str]
     added: list[str]
     available: list[str]

@@ -9,7 +9,7 @@ import msgspec
 from rea.plugin import Paged, Record
 
 
-class Column(Record, frozen=True, kw_only=True):
+class Column(Record):
     name: str
     # The declared type as written (SQLite's types are affinities, so any text).
     type: str
@@ -19,7 +19,7 @@ class Column(Record, frozen=True, kw_only=True):
     hidden: int = 0
 
 
-class SchemaObject(Record, frozen=True, kw_only=True):
+class SchemaObject(Record):
     """One row of sqlite_schema: a table, index, trigger or view with the SQL that made it."""
 
     type: Literal["table", "index", "trigger", "view"]
@@ -33,7 +33,7 @@ class SchemaObject(Record, frozen=True, kw_only=True):
     sql_truncated: bool = False
 
 
-class Value(Record, frozen=True, kw_only=True):
+class Value(Record):
     """One cell: its storage class, its length, and its value (text as is, a blob as hex), cut at max_value_bytes."""
 
     type: Literal["null", "integer", "real", "text", "blob"]
@@ -42,13 +42,13 @@ class Value(Record, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class Rows(Paged, frozen=True, kw_only=True):
+class Rows(Paged):
     table: str
     columns: list[str]
     rows: list[list[Value]]
 
 
-class DatabaseFacts(Record, frozen=True, kw_only=True):
+class DatabaseFacts(Record):
     page_size: int
     page_count: int
     encoding: str
@@ -62,7 +62,7 @@ class DatabaseFacts(Record, frozen=True, kw_only=True):
     journal_included: bool = False
 
 
-class SqliteDatabase(Record, frozen=True, kw_only=True):
+class SqliteDatabase(Record):
     database: DatabaseFacts
     counts: dict[str, int]
     objects: list[SchemaObject]

@@ -7,7 +7,7 @@ from rea.plugin import PageOf, Record
 SCHEMA_VERSION = 1
 
 
-class Section(Record, frozen=True, kw_only=True):
+class Section(Record):
     """A section in file order: its id, name (a custom section's own name), size and file offset."""
 
     id: int
@@ -16,7 +16,7 @@ class Section(Record, frozen=True, kw_only=True):
     offset: int
 
 
-class Import(Record, frozen=True, kw_only=True):
+class Import(Record):
     """An import: module, name, kind, and a function's signature."""
 
     module: str
@@ -25,7 +25,7 @@ class Import(Record, frozen=True, kw_only=True):
     signature: str | None = None
 
 
-class Export(Record, frozen=True, kw_only=True):
+class Export(Record):
     """An export: name, kind and the index it names (in that kind's index space)."""
 
     name: str
@@ -33,7 +33,7 @@ class Export(Record, frozen=True, kw_only=True):
     index: int
 
 
-class Function(Record, frozen=True, kw_only=True):
+class Function(Record):
     """A function (imports first, as the index space counts them): its name (the name section's, else its export),
     signature, body size, and the functions it calls and that call it (direct calls)."""
 
@@ -48,7 +48,7 @@ class Function(Record, frozen=True, kw_only=True):
     called_by: list[str] = []
 
 
-class Memory(Record, frozen=True, kw_only=True):
+class Memory(Record):
     """A linear memory: its limits in pages (64 KiB unless the module says otherwise), shared, 64-bit."""
 
     index: int
@@ -58,7 +58,7 @@ class Memory(Record, frozen=True, kw_only=True):
     memory64: bool = False
 
 
-class WasmString(Record, frozen=True, kw_only=True):
+class WasmString(Record):
     """A string in a data segment, at its linear-memory address, with the functions whose constants point at it."""
 
     address: int
@@ -66,12 +66,12 @@ class WasmString(Record, frozen=True, kw_only=True):
     used_by: list[str] = []
 
 
-class Producer(Record, frozen=True, kw_only=True):
+class Producer(Record):
     name: str
     version: str = ""
 
 
-class Producers(Record, frozen=True, kw_only=True):
+class Producers(Record):
     """The producers custom section: languages, tools that processed the module, SDKs."""
 
     languages: list[Producer] = []
@@ -79,19 +79,19 @@ class Producers(Record, frozen=True, kw_only=True):
     sdks: list[Producer] = []
 
 
-class Instruction(Record, frozen=True, kw_only=True):
+class Instruction(Record):
     offset: int
     text: str
 
 
-class Disassembly(Record, frozen=True, kw_only=True):
+class Disassembly(Record):
     """One function's instructions as text (a call names its callee), paged."""
 
     function: Function
     instructions: PageOf[Instruction]
 
 
-class WasmModule(Record, frozen=True, kw_only=True):
+class WasmModule(Record):
     """A WebAssembly module: its sections, imports, exports, functions, memories, strings and producers."""
 
     schema_version: int = SCHEMA_VERSION

@@ -200,7 +200,7 @@ def _unknown(name: str, reason: str) -> AgreementFacet:
 INFO_FACETS = ("size", "end", "kind", "basic_block_count", "instruction_count")
 
 
-class _Facts(Record, frozen=True, kw_only=True):
+class _Facts(Record):
     """What one engine says about a procedure; a set is None where the engine does not offer its operation."""
 
     address: str

@@ -822,7 +822,7 @@ class EdgeCounts(Shape):
     only: dict[str, int]
 
 
-class ProcedureDifference(Record, frozen=True, kw_only=True):
+class ProcedureDifference(Record):
     """A procedure the providers disagree on: its size by provider id (the sizes facet), or the callees only each
     names (the callees facet)."""
 

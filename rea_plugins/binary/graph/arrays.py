@@ -65,7 +65,7 @@ def _code_refs(call: ToolCall, address: int) -> list[IndexingCode]:
     return [IndexingCode(source=r["from"], procedure=r["from_procedure"]) for r in refs if r.get("from_procedure")]
 
 
-class FoundArray(Record, frozen=True, kw_only=True):
+class FoundArray(Record):
     """A pointer array holding a slot: its base, element size, count (``count_truncated`` at MAX_COUNT), the slot's
     index in it, and the code indexing it from its base."""
 
@@ -78,7 +78,7 @@ class FoundArray(Record, frozen=True, kw_only=True):
     indexed_by: list[IndexingCode]
 
 
-class ThroughArray(Record, frozen=True, kw_only=True, rename={"source": "from"}):
+class ThroughArray(Record, rename={"source": "from"}):
     """A ``through_arrays`` row of xrefs (its ArrayStep): code indexing, from its base, the array holding a slot."""
 
     source: str

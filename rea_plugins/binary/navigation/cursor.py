@@ -66,16 +66,16 @@ def _procedure_at(call: ToolCall, address: str | None) -> JSONObject | None:
 # the document and the procedure as the provider answered them (an engine's JSON: another provider's keys are kept).
 
 
-class _Document(Record, frozen=True, kw_only=True):
+class _Document(Record):
     document: JSONObject
 
 
-class _Here(Record, frozen=True, kw_only=True):
+class _Here(Record):
     address: str | None
     procedure: JSONObject | None
 
 
-class _Context(Record, frozen=True, kw_only=True):
+class _Context(Record):
     mode: Literal["current_selection", "explicit_document"]
     document: JSONObject
     address: str | None
@@ -118,7 +118,7 @@ def _navigation_context(call: ToolCall) -> Evidence:
     )
 
 
-class FacetOk(Record, frozen=True, kw_only=True, omit_defaults=False):
+class FacetOk(Record, omit_defaults=False):
     """A facet's value, null when there is none (both said always)."""
 
     status: Literal["ok"] = "ok"
@@ -126,7 +126,7 @@ class FacetOk(Record, frozen=True, kw_only=True, omit_defaults=False):
     value: JSONValue
 
 
-class FacetUnavailable(Record, frozen=True, kw_only=True, omit_defaults=False):
+class FacetUnavailable(Record, omit_defaults=False):
     """A facet the bound provider cannot answer, and why."""
 
     status: Literal["unavailable"] = "unavailable"
@@ -139,7 +139,7 @@ def _facet(call: ToolCall, operation: str, params: Arguments, key: str) -> Facet
     return FacetOk(value=run(call, operation, params).normalized.get(key))
 
 
-class _AddressFacets(Record, frozen=True, kw_only=True):
+class _AddressFacets(Record):
     address: str
     facets: dict[str, FacetOk | FacetUnavailable]
     sources: dict[str, Literal["user", "rea", "provider"]]

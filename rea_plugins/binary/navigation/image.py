@@ -139,7 +139,7 @@ def _read_bytes(call: ToolCall) -> Evidence:
 # -- inspect_native_load_image ------------------------------------------------------------------------
 
 
-class _LoadImage(Record, frozen=True, kw_only=True):
+class _LoadImage(Record):
     """The answer (``LoadImage``'s keys in the order it had as a dict): every key said, null where it is null; linkage
     and mitigations only where the provider's binary_layout has them."""
 

@@ -124,7 +124,7 @@ def _all_rows(call: ToolCall, procedure: str) -> list[JSONObject]:
     return every_row(call, "read_function_instructions", "instructions", params, "read_function_instructions")
 
 
-class _Window(Record, frozen=True, kw_only=True):
+class _Window(Record):
     """The instructions around an address: its procedure (as the provider names it), the rows, where they lie."""
 
     address: str

@@ -128,7 +128,7 @@ def _last_instruction(call: ToolCall, procedure: JSONObject) -> str:
 # resolve_containing_procedure (an engine's JSON: another provider's keys are kept).
 
 
-class _Step(Record, frozen=True, kw_only=True):
+class _Step(Record):
     address: str
     previous_address: str
     moved: bool
@@ -136,7 +136,7 @@ class _Step(Record, frozen=True, kw_only=True):
     procedure: JSONObject | None
 
 
-class _Move(Record, frozen=True, kw_only=True):
+class _Move(Record):
     address: str
     previous_address: str | None
     region: str

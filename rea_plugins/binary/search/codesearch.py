@@ -85,7 +85,7 @@ class _Bounds(TypedDict):
     bound: str | None
 
 
-class _Found(Record, Generic[H], frozen=True, kw_only=True):
+class _Found(Record, Generic[H]):
     """A search's answer as it is sent (``ByteSearch``, ``ConstantSearch``, ``InstructionSearch``, ``YaraScan``): the
     request it answers, the page of its hits, and the bound that stopped it. Each search fills its own request fields
     (the others are left out), so one order serves them all: the order each had as a dict."""
@@ -549,7 +549,7 @@ def _compile_rules(text: JSONValue) -> Any:
         raise _bad("rules", f"the YARA rules were refused: {exc}") from None
 
 
-class _YaraRow(Record, frozen=True, kw_only=True):
+class _YaraRow(Record):
     """A string match (``YaraMatch``) in the order its keys had as a dict: the rule's, the place's, the match's."""
 
     rule: str

@@ -58,7 +58,7 @@ _TAIL = re.compile(rb"[\x20-\x7e\t\n\r]{1,%d}" % MAX_REFERENCED_TAIL)
 _CACHE = "binary.strings.short"
 
 
-class _Short(Record, frozen=True, kw_only=True):
+class _Short(Record):
     """A string the engine's scan does not list, in the provider contract's ``StringItem`` keys (and order);
     ``referenced`` said only when code or a data pointer names it."""
 

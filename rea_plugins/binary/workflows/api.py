@@ -666,7 +666,7 @@ def _callers(call: ToolCall, address: str) -> list[ApiCaller]:
     return out
 
 
-class _Import(Record, frozen=True, kw_only=True):
+class _Import(Record):
     """One import as listed (ApiImport's fields, in the order the answer has always said them): what is not known
     for it is left out (UNSET), and ``callers`` is null past max_operations lookups."""
 

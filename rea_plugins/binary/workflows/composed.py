@@ -64,7 +64,7 @@ MAX_REFERENCED = 64
 # -- binary_overview ---------------------------------------------------------------------------
 
 
-class _Counts(Record, frozen=True, kw_only=True):
+class _Counts(Record):
     procedures: int
     strings: int
     segments: int
@@ -73,7 +73,7 @@ class _Counts(Record, frozen=True, kw_only=True):
     names: int | None = None
 
 
-class _Overview(Record, frozen=True, kw_only=True):
+class _Overview(Record):
     """binary_overview's answer as built (the result's ``BinaryOverview``): the provider's document, segment,
     procedure and string rows as it gave them (its JSON), and only what the provider says (imports and exports where
     it lists names, even none; ``names_sampled`` when they are a first page; ``views`` when there are any)."""
@@ -149,7 +149,7 @@ def _overview(call: ToolCall) -> Evidence:
 # -- analyze_function --------------------------------------------------------------------------
 
 
-class _Dossier(Record, frozen=True, kw_only=True):
+class _Dossier(Record):
     """analyze_function's answer as built (the result's ``Dossier``): the provider's answers as it gave them (its
     JSON; a facet it cannot give is its ``unavailable`` object), in the order the answer has always said them.
     ``cfg_edges`` is said where the provider gives blocks, ``assembly`` with include_assembly; a paged answer adds
@@ -367,7 +367,7 @@ def _analyze_function(call: ToolCall) -> Evidence:
 # -- batch_decompile ---------------------------------------------------------------------------
 
 
-class _Decompiled(Record, frozen=True, kw_only=True):
+class _Decompiled(Record):
     """One batch_decompile item as built (the result's ``Decompiled`` or ``DecompileFailed``, its keys in the order
     the answer has always had them: a tagged Struct would say ``status`` first)."""
 

@@ -65,7 +65,7 @@ def unavailable(call: ToolCall, operation: str, what: str = "") -> Unavailable:
     return Unavailable(reason=f"provider {provider} does not offer {operation}{facet}", remediation=remediation)
 
 
-class CallSiteRow(Record, frozen=True, kw_only=True):
+class CallSiteRow(Record):
     """A call site composed from procedure_callees and computed references (the answer's key order: its targets
     before its status), and why an indirect call stays unresolved."""
 
@@ -134,7 +134,7 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
 _LISTING = "read_function_instructions"
 
 
-class _Decoded(Record, frozen=True, kw_only=True):
+class _Decoded(Record):
     """inspect_native_instruction where the provider has no such operation: the instruction as its procedure's
     listing decodes it (``reason`` says why there is none)."""
 
