@@ -21,7 +21,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "android")]
 
 import androidfixtures  # noqa: E402
 import anyio  # noqa: E402
-from androidquestions import QUESTIONS, Question, ask  # noqa: E402
+from androidquestions import QUESTIONS  # noqa: E402
+from androidquestions import Question  # noqa: E402
+from androidquestions import ask  # noqa: E402
 
 from benchmarks.agent_answers import report  # noqa: E402
 from tests.mcp.harness import connect  # noqa: E402

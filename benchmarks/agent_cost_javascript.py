@@ -25,7 +25,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "javascript")]
 
 import appfixtures  # noqa: E402
 import minified  # noqa: E402
-from questions import MAX_RESULT_BYTES, Question, answer, questions  # noqa: E402
+from questions import MAX_RESULT_BYTES  # noqa: E402
+from questions import Question  # noqa: E402
+from questions import answer  # noqa: E402
+from questions import questions  # noqa: E402
 
 from tests.mcp.harness import connect  # noqa: E402
 

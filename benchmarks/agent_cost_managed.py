@@ -24,7 +24,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "managed")]
 
 import anyio  # noqa: E402
 import csfixtures  # noqa: E402
-from managedquestions import QUESTIONS, ask  # noqa: E402
+from managedquestions import QUESTIONS  # noqa: E402
+from managedquestions import ask  # noqa: E402
 
 from benchmarks.agent_answers import report  # noqa: E402
 from tests.mcp.harness import connect  # noqa: E402

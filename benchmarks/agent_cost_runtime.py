@@ -27,7 +27,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import msgspec  # noqa: E402
 
-from rea.presentation import LEAN, present  # noqa: E402
+from rea.presentation import LEAN  # noqa: E402
+from rea.presentation import present  # noqa: E402
 from rea.registry import load  # noqa: E402
 from rea.session import Session  # noqa: E402
 from rea.testing import call_tool  # noqa: E402

@@ -14,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from child_runs import run, time_ratio
+from child_runs import run
+from child_runs import time_ratio
 
 CLASSES = 4000
 ROOT = Path(__file__).resolve().parents[1]

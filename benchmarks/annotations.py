@@ -14,7 +14,8 @@ from timing import median_ms
 from rea.annotations import AnnotationStore
 from rea.registry import load
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 SHA = "ab" * 32
 

@@ -19,7 +19,8 @@ from rea.registry import load
 from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.cdp.browser import OwnedBrowser
-from tests.cdp.conftest import navigate, page_id
+from tests.cdp.conftest import navigate
+from tests.cdp.conftest import page_id
 from tests.cdp.site import Site
 
 

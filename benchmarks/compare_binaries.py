@@ -22,8 +22,10 @@ from rea.context import CallContext  # noqa: E402
 from rea.registry import load  # noqa: E402
 from rea.session import Session  # noqa: E402
 from rea.testing import call_tool  # noqa: E402
-from tests.native.test_compare_binaries import score, truth  # noqa: E402
-from tests.realcode.builds import CMARK_DIFF_TRUTH, cmark_gfm_versions  # noqa: E402
+from tests.native.test_compare_binaries import score  # noqa: E402
+from tests.native.test_compare_binaries import truth  # noqa: E402
+from tests.realcode.builds import CMARK_DIFF_TRUTH  # noqa: E402
+from tests.realcode.builds import cmark_gfm_versions  # noqa: E402
 
 ALL = ["changed", "added", "removed", "unchanged"]
 

@@ -137,7 +137,8 @@ def triage(
 
 def direct(files: list[Path], max_procedures: int) -> float:
     """The same per-binary analysis, called in this process one file after another: the work itself."""
-    from rea_plugins.corpus.analyse import Options, analyse
+    from rea_plugins.corpus.analyse import Options
+    from rea_plugins.corpus.analyse import analyse
 
     options = Options(provider="native", max_procedures=max_procedures)
     start = time.perf_counter()

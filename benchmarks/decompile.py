@@ -157,7 +157,8 @@ def _over_mcp(binary: str, addresses: list[str]) -> None:
     """The same questions as a client asks them: a fresh ``rea serve`` over stdio with an empty cache."""
     import anyio
     from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env["REA_CACHE_DIR"] = tempfile.mkdtemp(prefix="rea-bench-decompile-mcp-")

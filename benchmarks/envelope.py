@@ -20,7 +20,8 @@ from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 PRESENTATIONS = ("lean", "compact", "complete")
 ENVELOPE_GOAL = 400

@@ -15,8 +15,11 @@ import msgspec
 
 from rea import canonical
 from rea import evidence as ev_mod
-from rea.canonical import JcsRecord, canonical_json
-from rea.evidence import Digest, ProviderIdentity, Subject
+from rea.canonical import JcsRecord
+from rea.canonical import canonical_json
+from rea.evidence import Digest
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 
 
 class ProcedureRecord(JcsRecord, frozen=True, kw_only=True):

@@ -31,7 +31,8 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,14 @@ from typing import Any
 import anyio
 import psutil
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rea.context import CallContext, CancelSignal  # noqa: E402
+from rea.context import CallContext  # noqa: E402
+from rea.context import CancelSignal  # noqa: E402
 from rea.errors import ReaError  # noqa: E402
 from rea.process import procfs  # noqa: E402
 from rea.registry import load  # noqa: E402
@@ -304,7 +307,9 @@ def _wait(probe: Callable[[], bool], timeout_s: float) -> bool:
 def kill_phase(tmp: Path) -> None:
     from tests.corpus.corpussupport import variants
     from tests.mcp.test_kill_mid_triage import BIG
-    from tests.mcp.test_server_shutdown import RawServer, _alive, _cmdline
+    from tests.mcp.test_server_shutdown import RawServer
+    from tests.mcp.test_server_shutdown import _alive
+    from tests.mcp.test_server_shutdown import _cmdline
 
     gcc = shutil.which("gcc")
     if gcc is None or os.uname().machine != "x86_64":

@@ -25,7 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 # A dependency set of many files (about 7,800 read, 45 MB: 35 MB of scripts, 10 MB of source maps).
 PACKAGES = {
@@ -57,7 +58,8 @@ def build_tree(tree: Path) -> None:
 
 def input_files(tree: Path) -> list[tuple[str, Path]]:
     """(logical path, file) of everything the analysis reads, as its directory reader chooses them."""
-    from rea_plugins.javascript import inputs, syntax
+    from rea_plugins.javascript import inputs
+    from rea_plugins.javascript import syntax
 
     out: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(tree, followlinks=False):

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from child_runs import run, time_ratio
+from child_runs import run
+from child_runs import time_ratio
 
 CANDIDATES = ("/usr/lib/mono/4.5", "/usr/lib/mono", "/usr/share/dotnet", "/usr/lib/dotnet")
 

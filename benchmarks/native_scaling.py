@@ -82,7 +82,8 @@ def measure(path: Path, runs: int) -> tuple[float, float, int, int]:
     """Best-of-``runs`` seconds for the flow index and the data references, procedures, code bytes."""
     from rea_plugins.native.extract import extract
     from rea_plugins.native.image import Image
-    from rea_plugins.native.index import Analysis, Limits
+    from rea_plugins.native.index import Analysis
+    from rea_plugins.native.index import Limits
     from rea_plugins.native.model import WorkerRequest
 
     model = extract(WorkerRequest(path=str(path)))

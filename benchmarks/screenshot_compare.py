@@ -20,7 +20,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from PIL import Image, ImageDraw
+from PIL import Image
+from PIL import ImageDraw
 from timing import median_ms
 
 from rea.context import CallContext

@@ -27,8 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +40,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import anyio  # noqa: E402
 import msgspec  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
 
-from rea.canonical import canonical_digest, canonical_json  # noqa: E402
+from rea.canonical import canonical_digest  # noqa: E402
+from rea.canonical import canonical_json  # noqa: E402
 
 DEFAULT_BINARIES = ("/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3")
 GOAL = 2.0  # the whole program as served, over objdump -d
@@ -233,7 +237,8 @@ def in_process(binary: str, detail: str) -> list[tuple[str, float, int]]:
     from rea.budget import encode_result
     from rea.catalog.invoke import invoke
     from rea.context import CallContext
-    from rea.presentation import LEAN, present
+    from rea.presentation import LEAN
+    from rea.presentation import present
     from rea.session import Session
 
     session = Session(registry_mod.load())

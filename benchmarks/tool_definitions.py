@@ -21,7 +21,8 @@ from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from rea.registry import TOOLSET_ORDER
 

@@ -1,6 +1,7 @@
 """rea: reverse engineering for coding agents, over pluggable analysis engines."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from rea._version import __version__
 

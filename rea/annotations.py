@@ -20,15 +20,23 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, Final, Literal
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from rea.canonical import canonical_digest, canonical_json
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 from rea.context import CallContext
-from rea.errors import IssueReason, ReaError, invalid_request, issue
-from rea.files import fsync_dir, open_regular
+from rea.errors import IssueReason
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.files import fsync_dir
+from rea.files import open_regular
 from rea.process import leftovers
 from rea.records import JSONObject
 

@@ -12,10 +12,15 @@ An absent argument and an explicit null read alike: as the default, or None wher
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar, cast, overload
+from typing import TypeVar
+from typing import cast
+from typing import overload
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.records import JSONObject, JSONValue
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 C = TypeVar("C", bound=str)
 

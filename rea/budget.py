@@ -8,7 +8,8 @@ from rea import evidence as ev_mod
 from rea.config import Settings
 from rea.errors import ReaError
 from rea.evidence import Evidence
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.sizes import measured_sizes
 
 # Keys and punctuation of a CallToolResult around its payloads ({"content":[{"type":"text","text":...}],

@@ -12,8 +12,10 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from collections.abc import Iterable
+from collections.abc import Iterator
+from typing import Any
+from typing import Final
 
 import msgspec
 
@@ -21,12 +23,20 @@ from rea import annotations as ann_mod
 from rea import evidence as ev_mod
 from rea import unknowns as unk_mod
 from rea.annotations import Notebook
-from rea.arguments import Arguments, arg_object, arg_str
-from rea.canonical import canonical_digest, canonical_json
+from rea.arguments import Arguments
+from rea.arguments import arg_object
+from rea.arguments import arg_str
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import file_kind, fsync_dir, open_regular
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.files import file_kind
+from rea.files import fsync_dir
+from rea.files import open_regular
 from rea.nesting import nests_deeper_than
 from rea.process import leftovers
 from rea.records import JSONObject

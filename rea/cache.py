@@ -33,19 +33,25 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Iterator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import TypeVar
 
 import msgspec
 
-from rea.cache_key import CacheSecret, load_secret
+from rea.cache_key import CacheSecret
+from rea.cache_key import load_secret
 from rea.canonical import canonical_digest
 from rea.errors import ReaError
 from rea.files import open_regular
 
 if TYPE_CHECKING:
     from rea.evidence import Evidence
-    from rea.providers import AnalysisProvider, ProviderDescriptor
+    from rea.providers import AnalysisProvider
+    from rea.providers import ProviderDescriptor
     from rea.target import Target
 
 T = TypeVar("T")
@@ -149,7 +155,8 @@ class ClearOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 def profile_digest(provider: AnalysisProvider, target: Target) -> str:
     """The digest of ``provider``'s analysis profile for ``target``: the same one its Evidence carries."""
-    from rea.evidence import ProviderIdentity, make_profile
+    from rea.evidence import ProviderIdentity
+    from rea.evidence import make_profile
 
     d = provider.descriptor
     return make_profile(
@@ -528,7 +535,8 @@ _DEFAULT_LOCK = threading.Lock()
 
 def default_cache(env: Mapping[str, str] | None = None) -> AnalysisCache:
     """The cache the settings name (``REA_CACHE_DIR``, ``REA_CACHE_MAX_BYTES``); ``configuration_invalid`` if bad."""
-    from rea.config import CACHE_MAX_BYTES, cache_dir
+    from rea.config import CACHE_MAX_BYTES
+    from rea.config import cache_dir
 
     env = os.environ if env is None else env
     where = (cache_dir(env), int(CACHE_MAX_BYTES.read(env)))

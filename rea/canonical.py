@@ -7,7 +7,8 @@ import hashlib
 import queue
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec

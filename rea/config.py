@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.errors import ReaError, configuration_invalid
+from rea.errors import ReaError
+from rea.errors import configuration_invalid
 from rea.records import JSONValue
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024

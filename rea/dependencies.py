@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import NamedTuple
 
 from rea.errors import ReaError
 from rea.files import open_regular

@@ -21,11 +21,16 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
+from typing import Self
 
 from rea.context import CallContext
-from rea.errors import ReaError, cancelled, invalid_request, issue
-from rea.records import JSONObject, JSONValue
+from rea.errors import ReaError
+from rea.errors import cancelled
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 DEFAULT_TIMEOUT_S = 30.0
 HTTP_TIMEOUT_S = 5.0
@@ -226,7 +231,8 @@ class Connection:
     @classmethod
     def connect(cls, endpoint: str, advertised: str, peer: Peer) -> Self:
         """Connect to the socket ``advertised`` names, on the validated loopback ``endpoint`` itself."""
-        from websockets.exceptions import InvalidHandshake, InvalidURI
+        from websockets.exceptions import InvalidHandshake
+        from websockets.exceptions import InvalidURI
         from websockets.sync.client import connect
 
         conn = cls(websocket_url(endpoint, advertised), endpoint, peer)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+from typing import Final
 
 if TYPE_CHECKING:
     from rea.cache import CacheKey
@@ -30,7 +31,8 @@ def _key() -> CacheKey:
 
 def _kept() -> dict[str, str]:
     from rea.cache import default_cache
-    from rea.catalog.manifest import decode_raw, load_derived
+    from rea.catalog.manifest import decode_raw
+    from rea.catalog.manifest import load_derived
 
     try:
         cache = default_cache()
@@ -42,7 +44,8 @@ def _kept() -> dict[str, str]:
 
 def _keep(known: dict[str, str]) -> None:
     from rea.cache import default_cache
-    from rea.catalog.manifest import store_derived, sys_path_sources
+    from rea.catalog.manifest import store_derived
+    from rea.catalog.manifest import sys_path_sources
 
     try:
         cache = default_cache()

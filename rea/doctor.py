@@ -13,18 +13,24 @@ import sys
 import sysconfig
 import tempfile
 import tomllib
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import Literal
 
 import msgspec
 
 import rea
 from rea.config import annotations_dir
-from rea.errors import ErrorProjection, ReaError
+from rea.errors import ErrorProjection
+from rea.errors import ReaError
 from rea.providers import Feature
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.registry import Registry
-from rea.selection import ENV_VAR, candidates, parse_provider_choice
+from rea.selection import ENV_VAR
+from rea.selection import candidates
+from rea.selection import parse_provider_choice
 
 SCHEMA_VERSION = 1
 DEFAULT_PROVIDER = "native"
@@ -213,7 +219,8 @@ def _annotations_check(store: str | None) -> Check:
 
 def _cache_report(env: Mapping[str, str], home: str | None) -> CacheReport | None:
     from rea.cache import AnalysisCache
-    from rea.config import CACHE_MAX_BYTES, cache_dir
+    from rea.config import CACHE_MAX_BYTES
+    from rea.config import cache_dir
 
     try:
         where = cache_dir({**env, "HOME": home} if home is not None else env)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Final
+from typing import Literal
 
 import msgspec
 
 from rea.fsnames import shown
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 Category = Literal[
     "invalid_input",

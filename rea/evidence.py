@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.canonical import CanonicalError, canonical_digest
+from rea.canonical import CanonicalError
+from rea.canonical import canonical_digest
 from rea.errors import ReaError
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.sizes import remember_size
 
 EVIDENCE_ID = re.compile(r"^ev_[0-9a-f]{64}$")

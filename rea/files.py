@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import stat
 
-from rea.errors import ReaError, issue
+from rea.errors import ReaError
+from rea.errors import issue
 from rea.records import JSONValue
 
 # O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer; regular files ignore it.

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from rea.arguments import Arguments
 from rea.operations.shapes import ProcedureFingerprint
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 # Bumped when the normalization changes: hashes of different versions never compare equal.
 FINGERPRINT_VERSION = 1

@@ -7,8 +7,10 @@ import hashlib
 import os
 
 from rea.errors import ReaError
-from rea.files import open_regular, read_regular
-from rea.target import Target, read_error
+from rea.files import open_regular
+from rea.files import read_regular
+from rea.target import Target
+from rea.target import read_error
 
 RETRY = "Retry once the file is stable."
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
     from rea.scenarios import ScenarioDriver
-    from rea.target import Target, TargetView
+    from rea.target import Target
+    from rea.target import TargetView
     from rea.unpackers import Unpacker
 
 hookspec = pluggy.HookspecMarker("rea")

@@ -13,13 +13,15 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from rea import evidence as ev_mod
-from rea.canonical import CanonicalError, canonical_digest
+from rea.canonical import CanonicalError
+from rea.canonical import canonical_digest
 from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.evidence import Evidence

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from rea.arguments import Arguments
-from rea.errors import invalid_request, issue
+from rea.errors import invalid_request
+from rea.errors import issue
 from rea.files import refuse_special
 from rea.records import JSONObject
 

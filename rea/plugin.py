@@ -16,7 +16,8 @@ registry reports such a plugin as broken, with that reason, where ``API_VERSION`
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from rea.hookspecs import PLUGIN_API_VERSION
 

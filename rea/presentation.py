@@ -38,30 +38,35 @@ import copy
 import functools
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from rea.catalog.schemas import evidence_output_schema, subschema, typed_result, with_content_id
+from rea.catalog.schemas import evidence_output_schema
+from rea.catalog.schemas import subschema
+from rea.catalog.schemas import typed_result
+from rea.catalog.schemas import with_content_id
 from rea.catalog.tool import ResultType
 from rea.errors import ReaError
-from rea.evidence import (
-    PROVENANCE_ID,
-    AnalysisProfile,
-    Evidence,
-    LeanEvidence,
-    Provenance,
-    ProviderIdentity,
-    Subject,
-    as_object,
-    lean,
-    provenance,
-    provenance_id,
-)
+from rea.evidence import PROVENANCE_ID
+from rea.evidence import AnalysisProfile
+from rea.evidence import Evidence
+from rea.evidence import LeanEvidence
+from rea.evidence import Provenance
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
+from rea.evidence import as_object
+from rea.evidence import lean
+from rea.evidence import provenance
+from rea.evidence import provenance_id
 from rea.records import JSONObject
 
 if TYPE_CHECKING:
-    from rea.session import Binding, Session
+    from rea.session import Binding
+    from rea.session import Session
 
 LEAN: Final = "lean"
 COMPLETE: Final = "complete"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
 from rea.arguments import Arguments
 from rea.context import CallContext
-from rea.evidence import Location, Parameters, as_object
+from rea.evidence import Location
+from rea.evidence import Parameters
+from rea.evidence import as_object
 from rea.records import JSONObject
 from rea.target import Target
 

@@ -7,8 +7,12 @@ import os
 import threading
 import traceback
 import types
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 import pluggy
@@ -19,14 +23,18 @@ from rea.errors import ReaError
 
 if TYPE_CHECKING:
     from rea.cache import AnalysisCache
-    from rea.catalog.manifest import PluginSpecs, ToolEntry, ToolSpec
+    from rea.catalog.manifest import PluginSpecs
+    from rea.catalog.manifest import ToolEntry
+    from rea.catalog.manifest import ToolSpec
     from rea.catalog.projection import Projection
     from rea.catalog.prompt import PromptDef
     from rea.catalog.resource import ResourceSpec
-    from rea.config import Settings, SettingSpec
+    from rea.config import Settings
+    from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
     from rea.scenarios import ScenarioDriver
-    from rea.target import Target, TargetView
+    from rea.target import Target
+    from rea.target import TargetView
     from rea.unpackers import Unpacker
 
 ENTRY_POINT_GROUP = "rea"
@@ -249,7 +257,11 @@ class Registry:
         cache = self._manifest_cache
         if cache is None:
             return compute()
-        from rea.catalog.manifest import MANIFEST_KIND, decode_raw, load_derived, manifest_key, store_derived
+        from rea.catalog.manifest import MANIFEST_KIND
+        from rea.catalog.manifest import decode_raw
+        from rea.catalog.manifest import load_derived
+        from rea.catalog.manifest import manifest_key
+        from rea.catalog.manifest import store_derived
 
         key = manifest_key(self._manifest_identity, f"{MANIFEST_KIND}:{name}")
         try:
@@ -388,7 +400,9 @@ class ToolTable(Mapping[str, ToolDef]):
             cache = self._registry._manifest_cache
             if computing and cache is not None and not self._specs_stored:
                 self._specs_stored = True
-                from rea.catalog.manifest import SPECS_KIND, manifest_key, store_specs
+                from rea.catalog.manifest import SPECS_KIND
+                from rea.catalog.manifest import manifest_key
+                from rea.catalog.manifest import store_specs
 
                 by_plugin: dict[str, list[ToolSpec]] = {}
                 for name, spec in out.items():
@@ -406,7 +420,9 @@ class ToolTable(Mapping[str, ToolDef]):
         if self._specs_tried or cache is None:
             return
         self._specs_tried = True
-        from rea.catalog.manifest import SPECS_KIND, load_specs, manifest_key
+        from rea.catalog.manifest import SPECS_KIND
+        from rea.catalog.manifest import load_specs
+        from rea.catalog.manifest import manifest_key
 
         try:
             found = load_specs(cache, manifest_key(self._registry._manifest_identity, SPECS_KIND))
@@ -686,14 +702,12 @@ def _entry_points(cache: AnalysisCache | None) -> list[EntryPointRow]:
         return _scan_entry_points()[0]
     import sys
 
-    from rea.catalog.manifest import (
-        ENTRY_POINTS_KIND,
-        decode_raw,
-        load_derived,
-        manifest_key,
-        store_derived,
-        sys_path_sources,
-    )
+    from rea.catalog.manifest import ENTRY_POINTS_KIND
+    from rea.catalog.manifest import decode_raw
+    from rea.catalog.manifest import load_derived
+    from rea.catalog.manifest import manifest_key
+    from rea.catalog.manifest import store_derived
+    from rea.catalog.manifest import sys_path_sources
 
     key = manifest_key([sys.path], ENTRY_POINTS_KIND)
     try:
@@ -840,7 +854,11 @@ def _tool_staging(reg: Registry) -> list[tuple[str, list[Any] | str, dict[str, s
 def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[Any] | str]], bool]:
     """The tools hook's outcomes, from the manifest when it is current, else by calling the hooks (and storing
     the manifest for the next start). Specs stand in for ToolDefs until a plugin's tools are read."""
-    from rea.catalog.manifest import PluginTools, entry_of, load_manifest, manifest_key, store_manifest
+    from rea.catalog.manifest import PluginTools
+    from rea.catalog.manifest import entry_of
+    from rea.catalog.manifest import load_manifest
+    from rea.catalog.manifest import manifest_key
+    from rea.catalog.manifest import store_manifest
 
     cache = reg._manifest_cache
     key = manifest_key(reg._manifest_identity)

@@ -14,7 +14,8 @@ drawn. ``Picture.cut`` says so whenever anything was left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec

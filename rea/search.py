@@ -8,10 +8,13 @@ on ``pattern`` naming the construct.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
-from rea.errors import ReaError, invalid_request, issue
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
 
 MAX_PATTERN_CHARS = 1000
 # RE2's compiled-program memory; a pattern that needs more is refused, not slowed down.

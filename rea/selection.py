@@ -8,9 +8,13 @@ from typing import Literal
 import msgspec
 
 from rea.errors import ReaError
-from rea.providers import AnalysisProvider, Availability, TargetSupport
-from rea.records import JSONObject, JSONValue
-from rea.registry import Registry, valid_provider_id
+from rea.providers import AnalysisProvider
+from rea.providers import Availability
+from rea.providers import TargetSupport
+from rea.records import JSONObject
+from rea.records import JSONValue
+from rea.registry import Registry
+from rea.registry import valid_provider_id
 from rea.target import Target
 
 ENV_VAR = "REA_ANALYSIS_PROVIDER"

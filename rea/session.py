@@ -7,26 +7,44 @@ import contextvars
 import re
 import threading
 import uuid
-from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections import deque
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from rea import evidence as ev_mod
-from rea.annotations import AnnotationStore, default_store
+from rea.annotations import AnnotationStore
+from rea.annotations import default_store
 from rea.arguments import Arguments
 from rea.config import integer_setting
-from rea.context import CallContext, CancelSignal
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity, Subject
+from rea.context import CallContext
+from rea.context import CancelSignal
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.evidence import AnalysisProfile
+from rea.evidence import Authority
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 from rea.fsnames import shown
-from rea.ledger import LEDGER_MEMORY_MB, Ledger
-from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
-from rea.records import JSONObject, JSONValue
+from rea.ledger import LEDGER_MEMORY_MB
+from rea.ledger import Ledger
+from rea.providers import AnalysisClient
+from rea.providers import AnalysisProvider
+from rea.providers import OperationResult
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.registry import Registry
-from rea.selection import Selection, alternatives_remediation, select
-from rea.target import Target, identify
+from rea.selection import Selection
+from rea.selection import alternatives_remediation
+from rea.selection import select
+from rea.target import Target
+from rea.target import identify
 
 
 class Binding(msgspec.Struct, frozen=True, kw_only=True):

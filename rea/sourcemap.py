@@ -11,7 +11,8 @@ import base64
 import binascii
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 MAX_MAP_BYTES = 64 << 20
 # Counting the segments per source walks every token (about 3 µs each through symbolic's FFI): past this many a map

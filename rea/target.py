@@ -17,7 +17,8 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
 from rea.fsnames import shown
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 HASH_CHUNK = 1 << 20
 REOPEN = "Open the target again with open_binary: its bytes are no longer the ones rea hashed."

@@ -12,7 +12,8 @@ import pytest
 
 from rea import registry as registry_mod
 from rea.arguments import Arguments
-from rea.catalog.invoke import ToolResult, invoke
+from rea.catalog.invoke import ToolResult
+from rea.catalog.invoke import invoke
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry

@@ -19,12 +19,17 @@ import re
 import struct as _struct
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Final, Literal
+from typing import Any
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from rea.annotations import MAX_TYPE_DECLARATION, TypeEntry
-from rea.errors import ReaError, invalid_request, issue
+from rea.annotations import MAX_TYPE_DECLARATION
+from rea.annotations import TypeEntry
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
 
 TypeKind = Literal["struct", "union", "enum", "typedef"]
 MAX_SOURCE: Final = 64 * 1024

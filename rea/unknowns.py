@@ -15,15 +15,22 @@ import os
 import re
 import secrets
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import Any
+from typing import Final
+from typing import Literal
 
 import msgspec
 
-from rea.annotations import SHA256, _store_error, exclusive, publish
-from rea.canonical import canonical_digest, canonical_json
+from rea.annotations import SHA256
+from rea.annotations import _store_error
+from rea.annotations import exclusive
+from rea.annotations import publish
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.evidence import Authority, Confidence
+from rea.evidence import Authority
+from rea.evidence import Confidence
 from rea.files import open_regular
 from rea.records import JSONObject
 

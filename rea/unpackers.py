@@ -7,14 +7,16 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+from typing import Literal
 
 import msgspec
 
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.target import Target
 
 IntegrityPolicy = Literal["fail", "record-and-continue"]

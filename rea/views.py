@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import msgspec
 
 from rea import evidence as ev_mod
-from rea.arguments import Arguments, arg_int, arg_str
+from rea.arguments import Arguments
+from rea.arguments import arg_int
+from rea.arguments import arg_str
 from rea.bundle import procedure_metadata
-from rea.canonical import canonical_digest, canonical_json
-from rea.errors import IssueReason, ReaError, invalid_request, issue
-from rea.evidence import Evidence, as_object
-from rea.records import JSONObject, next_offset
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
+from rea.errors import IssueReason
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
+from rea.evidence import Evidence
+from rea.evidence import as_object
+from rea.records import JSONObject
+from rea.records import next_offset
 
 VIEW_OPERATION: Final = "inspect_analysis_view"
 PAGE_DEFAULT_LIMIT: Final = 64

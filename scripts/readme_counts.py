@@ -46,7 +46,8 @@ def catalog_counts() -> Counts:
     """The counts of this installation's catalog (the same registry `rea serve` builds), without REA_* settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     from rea.mcp.server import ReaServer
-    from rea.registry import ON_DEMAND_TOOLSETS, default_registry
+    from rea.registry import ON_DEMAND_TOOLSETS
+    from rea.registry import default_registry
 
     registry = default_registry()
     default = ReaServer(registry, registry.server_settings(env)).tools

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from rea.process import procfs
-from tests.waiting import WaitTimeout, wait_for
+from tests.waiting import WaitTimeout
+from tests.waiting import wait_for
 
 MARK = b"/rea-chromium-"
 # Long enough for a browser tree killed on a loaded two-core machine to finish exiting.

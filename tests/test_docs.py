@@ -159,7 +159,9 @@ def test_help_states_the_convention_the_readme_documents() -> None:
 
 def test_the_operations_table_is_generated_from_the_result_shapes() -> None:
     """docs/native-operations.md's result column is each operation tool's Struct, described (issue 26)."""
-    from rea.operations.shapes import OPERATION_TYPES, RESULT_TYPES, describe
+    from rea.operations.shapes import OPERATION_TYPES
+    from rea.operations.shapes import RESULT_TYPES
+    from rea.operations.shapes import describe
 
     table = (ROOT / "docs" / "native-operations.md").read_text()
     rows = dict(re.findall(r"^\| `([a-z_]+)` \| .*? \| `(.*)` \|$", table, re.M))

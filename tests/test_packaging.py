@@ -111,7 +111,8 @@ def test_checkout_commit_reads_head_and_its_ref(tmp_path: Path) -> None:
 
 
 def test_version_names_the_commit_from_a_checkout(capsys: pytest.CaptureFixture[str]) -> None:
-    from rea.cli.main import checkout_commit, main
+    from rea.cli.main import checkout_commit
+    from rea.cli.main import main
 
     assert main(["--version"]) == 0
     first = capsys.readouterr().out.splitlines()[0]

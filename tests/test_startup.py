@@ -16,7 +16,9 @@ import msgspec
 import pytest
 
 from rea.cache import AnalysisCache
-from rea.catalog.manifest import ToolEntry, ToolSpec, spec_of
+from rea.catalog.manifest import ToolEntry
+from rea.catalog.manifest import ToolSpec
+from rea.catalog.manifest import spec_of
 from rea.catalog.tool import ToolDef
 from rea.registry import load
 

@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NamedTuple, NoReturn
+from typing import NamedTuple
+from typing import NoReturn
 
 import pytest
 

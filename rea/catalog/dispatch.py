@@ -15,12 +15,18 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from rea.arguments import arg_int, arg_object, arg_str
-from rea.catalog.document import advertised_description, advertised_input_schema
+from rea.arguments import arg_int
+from rea.arguments import arg_object
+from rea.arguments import arg_str
+from rea.catalog.document import advertised_description
+from rea.catalog.document import advertised_input_schema
 from rea.catalog.invoke import invoke
-from rea.catalog.refusals import not_advertised, unknown_tool
+from rea.catalog.refusals import not_advertised
+from rea.catalog.refusals import unknown_tool
 from rea.catalog.schemas import struct_output_schema
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.catalog.tool import ToolCall
+from rea.catalog.tool import ToolDef
+from rea.catalog.tool import ToolEffects
 from rea.errors import ReaError
 from rea.records import JSONObject
 

@@ -14,9 +14,14 @@ import msgspec
 from rea import __version__
 from rea.canonical import canonical_digest
 from rea.catalog.prose import first_sentence
-from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output, strings, subschema
+from rea.catalog.schemas import advertised_or_none
+from rea.catalog.schemas import output_schema
+from rea.catalog.schemas import shallow_output
+from rea.catalog.schemas import strings
+from rea.catalog.schemas import subschema
 from rea.catalog.tool import ToolDef
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.registry import Registry
 
 if TYPE_CHECKING:

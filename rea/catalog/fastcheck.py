@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import Final
 
 from rea.catalog.schemas import subschema
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 VALID: Final = 1
 INVALID: Final = 0

@@ -8,12 +8,18 @@ from typing import Any
 import msgspec
 
 from rea.arguments import Arguments
-from rea.catalog.schemas import describe_groups, flatten_root_union, root_groups
-from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef
+from rea.catalog.schemas import describe_groups
+from rea.catalog.schemas import flatten_root_union
+from rea.catalog.schemas import root_groups
+from rea.catalog.tool import NEGOTIATED_FEATURES
+from rea.catalog.tool import ToolCall
+from rea.catalog.tool import ToolDef
 from rea.context import CallContext
-from rea.errors import IssueReason, ReaError
+from rea.errors import IssueReason
+from rea.errors import ReaError
 from rea.evidence import Evidence
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.selection import alternatives_remediation
 from rea.session import Session
 
@@ -95,7 +101,8 @@ def validation_issues(schema: JSONObject, args: JSONValue) -> list[dict[str, str
 
 
 def resolve_paths(tool: ToolDef, args: Arguments) -> Arguments:
-    from rea.paths import path_fields, resolve_arguments
+    from rea.paths import path_fields
+    from rea.paths import resolve_arguments
 
     fields = path_fields(flatten_root_union(tool.input_schema), tool.path_arguments)
     return resolve_arguments(args, fields) if fields else args

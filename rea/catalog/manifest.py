@@ -17,17 +17,24 @@ import gc
 import hashlib
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Iterable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import TypeVar
 
 import msgspec
 
-from rea.catalog.schemas import output_schema, shallow_output
-from rea.catalog.tool import ToolDef, ToolFacts
+from rea.catalog.schemas import output_schema
+from rea.catalog.schemas import shallow_output
+from rea.catalog.tool import ToolDef
+from rea.catalog.tool import ToolFacts
 from rea.records import JSONObject
 
 if TYPE_CHECKING:
-    from rea.cache import AnalysisCache, CacheKey
+    from rea.cache import AnalysisCache
+    from rea.cache import CacheKey
 
 T = TypeVar("T")
 

@@ -6,7 +6,8 @@ import string
 
 import msgspec
 
-from rea.errors import invalid_request, issue
+from rea.errors import invalid_request
+from rea.errors import issue
 
 
 class PromptArgument(msgspec.Struct, frozen=True, kw_only=True):

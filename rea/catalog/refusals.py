@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rea.errors import ReaError, issue
+from rea.errors import ReaError
+from rea.errors import issue
 
 
 def unknown_tool(name: str, remediation: str, path: str = "name") -> ReaError:

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ResultType, ToolDef
+    from rea.catalog.tool import ResultType
+    from rea.catalog.tool import ToolDef
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")

@@ -8,10 +8,13 @@ same ``build_parser`` that runs them. So a new flag or tool completes without an
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
-from rea.cli.args import ArgumentParser, Collected, collecting
+from rea.cli.args import ArgumentParser
+from rea.cli.args import Collected
+from rea.cli.args import collecting
 
 SHELLS = ("bash", "zsh", "tcsh")
 # shtab's file completion (shtab.FILE), spelled out so building the parsers needs no import of it.

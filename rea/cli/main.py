@@ -9,12 +9,17 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NoReturn
 
 from rea import __version__
 from rea.cli.args import ArgumentParser
-from rea.cli.output import emit_error, emit_json, render_text
-from rea.collector import collector_on, pause_at_start
+from rea.cli.output import emit_error
+from rea.cli.output import emit_json
+from rea.cli.output import render_text
+from rea.collector import collector_on
+from rea.collector import pause_at_start
 from rea.errors import ReaError
 
 if TYPE_CHECKING:
@@ -128,7 +133,8 @@ def _tool_command(
     """Run one tool as a command; ``prepare`` runs first in the same session (``rea script`` opens its TARGET)."""
     from rea.cache import default_cache
     from rea.cli import tools as cli_tools
-    from rea.context import CallContext, CancelSignal
+    from rea.context import CallContext
+    from rea.context import CancelSignal
     from rea.session import Session
 
     registry = _registry()
@@ -384,7 +390,8 @@ def _serve(argv: list[str], prog: str) -> int:
     import anyio
 
     if args.http is not None:
-        from rea.mcp.http import http_config, serve_http
+        from rea.mcp.http import http_config
+        from rea.mcp.http import serve_http
         from rea.mcp.server import max_request_bytes
 
         config = http_config(

@@ -7,7 +7,8 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 import msgspec
 

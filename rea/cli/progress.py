@@ -13,7 +13,8 @@ import re
 import sys
 import threading
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 # CallContext appends the call's elapsed time to each message; the bar has its own clock.
 _ELAPSED = re.compile(r" \(elapsed \d+ ms\)$")
@@ -46,15 +47,13 @@ class TerminalProgress:
         if not self.enabled:
             return self
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import BarColumn
+        from rich.progress import MofNCompleteColumn
+        from rich.progress import Progress
+        from rich.progress import SpinnerColumn
+        from rich.progress import TextColumn
+        from rich.progress import TimeElapsedColumn
+        from rich.progress import TimeRemainingColumn
 
         always = os.environ.get("REA_PROGRESS") == "always"
         console = Console(file=self._stream, force_terminal=True if always else None)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.cli.output import emit_json, table
+from rea.cli.output import emit_json
+from rea.cli.output import table
 from rea.errors import ErrorProjection
 from rea.providers import Availability
-from rea.records import JSONObject, Record
-from rea.registry import BrokenPlugin, PluginInfo, Registry
+from rea.records import JSONObject
+from rea.records import Record
+from rea.registry import BrokenPlugin
+from rea.registry import PluginInfo
+from rea.registry import Registry
 from rea.selection import candidates
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rea.cli.args import ArgumentParser
 from rea.errors import ReaError

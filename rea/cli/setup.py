@@ -15,7 +15,8 @@ import shutil
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
@@ -25,8 +26,10 @@ from rea.cli.args import ArgumentParser
 from rea.cli.output import emit_json
 from rea.config import read_toolsets
 from rea.errors import ReaError
-from rea.records import JSONObject, JSONValue
-from rea.registry import ON_DEMAND_TOOLSETS, TOOLSET_ORDER
+from rea.records import JSONObject
+from rea.records import JSONValue
+from rea.registry import ON_DEMAND_TOOLSETS
+from rea.registry import TOOLSET_ORDER
 
 SCHEMA_VERSION = 1
 SERVER = doctor.SERVER_NAME

@@ -25,15 +25,21 @@ import msgspec
 
 from rea import paths
 from rea.arguments import Arguments
-from rea.catalog.invoke import ToolResult, invoke
-from rea.catalog.schemas import RETAINED_EVIDENCE, flatten_root_union, members, subschema
+from rea.catalog.invoke import ToolResult
+from rea.catalog.invoke import invoke
+from rea.catalog.schemas import RETAINED_EVIDENCE
+from rea.catalog.schemas import flatten_root_union
+from rea.catalog.schemas import members
+from rea.catalog.schemas import subschema
 from rea.catalog.tool import ToolDef
 from rea.cli.args import ArgumentParser
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.evidence import EVIDENCE_ID, retained_reference
+from rea.evidence import EVIDENCE_ID
+from rea.evidence import retained_reference
 from rea.presentation import present
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 from rea.selection import parse_provider_choice
 from rea.session import Session
 

@@ -27,16 +27,23 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 import anyio
 import anyio.abc
 import msgspec
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Message
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
-from rea.config import SettingSpec, integer_setting
+from rea.config import SettingSpec
+from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.records import JSONObject
 
@@ -385,7 +392,8 @@ class HttpApp:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
-        from rea.mcp.stdio import Refusal, classify
+        from rea.mcp.stdio import Refusal
+        from rea.mcp.stdio import classify
 
         # The stdio transport's rules, before the SDK parses anything: not JSON, not one JSON-RPC object, nested
         # beyond any use (a stack overflow in a parser), or a method name of a megabyte each get a typed answer.

@@ -11,7 +11,9 @@ import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 import anyio
 import anyio.from_thread
@@ -19,32 +21,52 @@ import anyio.to_thread
 import mcp_types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.lowlevel.server import Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from rea import __version__, logs, warmup
+from rea import __version__
 from rea import evidence as ev_mod
+from rea import logs
+from rea import warmup
 from rea.annotations import AnnotationStore
-from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
-from rea.catalog.document import advertised_description, advertised_input_schema, with_target
-from rea.catalog.invoke import ToolResult, invoke
+from rea.budget import encode_result
+from rea.budget import error_size
+from rea.budget import known_oversize
+from rea.budget import success_size
+from rea.budget import transport_error
+from rea.catalog.document import advertised_description
+from rea.catalog.document import advertised_input_schema
+from rea.catalog.document import with_target
+from rea.catalog.invoke import ToolResult
+from rea.catalog.invoke import invoke
 from rea.catalog.manifest import ToolSpec
-from rea.catalog.refusals import not_advertised, unknown_tool
-from rea.catalog.resource import ResourceDef, ResourceTemplateDef
-from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
+from rea.catalog.refusals import not_advertised
+from rea.catalog.refusals import unknown_tool
+from rea.catalog.resource import ResourceDef
+from rea.catalog.resource import ResourceTemplateDef
+from rea.catalog.schemas import advertised_or_none
+from rea.catalog.schemas import output_schema
+from rea.catalog.schemas import shallow_output
 from rea.catalog.tool import ToolDef
 from rea.config import Settings
-from rea.context import CallContext, CancelSignal, ProgressSink
+from rea.context import CallContext
+from rea.context import CancelSignal
+from rea.context import ProgressSink
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
 from rea.mcp import tasks
 from rea.mcp.tasks import SessionTasks
-from rea.presentation import COMPLETE, output_schema_for, present
+from rea.presentation import COMPLETE
+from rea.presentation import output_schema_for
+from rea.presentation import present
 from rea.process import owned
 from rea.records import JSONObject
 from rea.registry import Registry
-from rea.session import ConnectionSettings, Session, Toolsets
+from rea.session import ConnectionSettings
+from rea.session import Session
+from rea.session import Toolsets
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken

@@ -20,11 +20,14 @@ import anyio
 import anyio.abc
 import mcp_types as types
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from rea.nesting import nests_deeper_than
-from rea.records import JSONObject, JSONValue, Record
+from rea.records import JSONObject
+from rea.records import JSONValue
+from rea.records import Record
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

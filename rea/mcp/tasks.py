@@ -22,22 +22,30 @@ import dataclasses
 import itertools
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Literal
 
 import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext
+from mcp.server.context import HandlerResult
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from rea.context import CancelSignal, ProgressSink
+from rea.context import CancelSignal
+from rea.context import ProgressSink
 from rea.errors import ReaError
 
 # The revisions whose wire carries Tasks in the core protocol; 2026-07-28 moved them to an extension (SEP-2663)

@@ -12,50 +12,32 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from rea.arguments import Arguments
 from rea.errors import ReaError
-from rea.operations import ANSWER_OPERATIONS, callgraph
-from rea.operations.paging import (
-    DEFAULT_LIMIT as DEFAULT_LIMIT,
-)
-from rea.operations.paging import (
-    MAX_LIMIT as MAX_LIMIT,
-)
-from rea.operations.paging import (
-    WHOLE_PROGRAM_LIMIT as WHOLE_PROGRAM_LIMIT,
-)
-from rea.operations.paging import (
-    WHOLE_PROGRAM_MAX_LIMIT as WHOLE_PROGRAM_MAX_LIMIT,
-)
-from rea.operations.paging import (
-    T as T,
-)
-from rea.operations.paging import (
-    bad as bad,
-)
-from rea.operations.paging import (
-    hexa as hexa,
-)
-from rea.operations.paging import (
-    int_param as int_param,
-)
-from rea.operations.paging import (
-    page as page,
-)
-from rea.operations.paging import (
-    page_fields as page_fields,
-)
-from rea.operations.paging import (
-    paging as paging,
-)
-from rea.operations.paging import (
-    whole_program_paging as whole_program_paging,
-)
-from rea.operations.records import Detail, Inventory, Procedure, Reference, Source
+from rea.operations import ANSWER_OPERATIONS
+from rea.operations import callgraph
+from rea.operations.paging import DEFAULT_LIMIT as DEFAULT_LIMIT
+from rea.operations.paging import MAX_LIMIT as MAX_LIMIT
+from rea.operations.paging import WHOLE_PROGRAM_LIMIT as WHOLE_PROGRAM_LIMIT
+from rea.operations.paging import WHOLE_PROGRAM_MAX_LIMIT as WHOLE_PROGRAM_MAX_LIMIT
+from rea.operations.paging import T as T
+from rea.operations.paging import bad as bad
+from rea.operations.paging import hexa as hexa
+from rea.operations.paging import int_param as int_param
+from rea.operations.paging import page as page
+from rea.operations.paging import page_fields as page_fields
+from rea.operations.paging import paging as paging
+from rea.operations.paging import whole_program_paging as whole_program_paging
+from rea.operations.records import Detail
 from rea.operations.records import Instruction as InstructionRecord
+from rea.operations.records import Inventory
+from rea.operations.records import Procedure
+from rea.operations.records import Reference
+from rea.operations.records import Source
 from rea.operations.records import String as StringRecord
 from rea.records import JSONObject
 from rea.search import matcher

@@ -7,10 +7,13 @@ agrees with the per-procedure answer by construction. The shape is ``rea.operati
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import NamedTuple
 
-from rea.operations.paging import page_fields, whole_program_paging
+from rea.operations.paging import page_fields
+from rea.operations.paging import whole_program_paging
 from rea.records import JSONObject
 
 

@@ -18,8 +18,12 @@ import msgspec
 from rea.arguments import Arguments
 from rea.operations.answers import search
 from rea.operations.paging import page
-from rea.operations.shapes import NameItem, SegmentItem, SegmentKind, StringItem
-from rea.records import JSONObject, Record
+from rea.operations.shapes import NameItem
+from rea.operations.shapes import SegmentItem
+from rea.operations.shapes import SegmentKind
+from rea.operations.shapes import StringItem
+from rea.records import JSONObject
+from rea.records import Record
 
 StringsPage = dict[str, list[StringItem] | int | None]
 NamesPage = dict[str, list[NameItem] | int | None]

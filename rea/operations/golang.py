@@ -13,7 +13,9 @@ model give for ELF, PE and Mach-O alike; the helpers here never import LIEF.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec

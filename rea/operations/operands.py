@@ -8,9 +8,11 @@ engine's operand text and render the row the same way for every provider (docs/n
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from rea.records import JSONObject, JSONValue
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 # One operand as a provider describes it: ``text``, ``kind`` (``immediate``, ``memory``, ...) and, where it
 # denotes an address, ``address``, ``name`` and ``string``. Each provider builds these rows as JSON.

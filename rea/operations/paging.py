@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import TypeVar
 
-from rea.errors import ReaError, invalid_request, issue
+from rea.errors import ReaError
+from rea.errors import invalid_request
+from rea.errors import issue
 from rea.records import next_offset
 
 T = TypeVar("T")

@@ -11,7 +11,11 @@ from typing import Protocol
 
 import msgspec
 
-from rea.operations.shapes import NameKind, ProcedureKind, ReferenceKind, SegmentKind, StringEncoding
+from rea.operations.shapes import NameKind
+from rea.operations.shapes import ProcedureKind
+from rea.operations.shapes import ReferenceKind
+from rea.operations.shapes import SegmentKind
+from rea.operations.shapes import StringEncoding
 
 
 class Document(msgspec.Struct, frozen=True, kw_only=True):

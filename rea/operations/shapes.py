@@ -8,7 +8,9 @@ are additive and allowed, so a provider may say more than the shape, never less 
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 

@@ -15,12 +15,19 @@ Plugins start processes only through this package (a test enforces it).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
-    from rea.process.channel import WorkerChannel, WorkerClient, python_worker_spec
-    from rea.process.owned import OwnedProcess, ProcessSpec, status_details
-    from rea.process.sandbox import Isolation, SandboxPolicy, bwrap_failure
+    from rea.process.channel import WorkerChannel
+    from rea.process.channel import WorkerClient
+    from rea.process.channel import python_worker_spec
+    from rea.process.owned import OwnedProcess
+    from rea.process.owned import ProcessSpec
+    from rea.process.owned import status_details
+    from rea.process.sandbox import Isolation
+    from rea.process.sandbox import SandboxPolicy
+    from rea.process.sandbox import bwrap_failure
 
 # Loaded on first use: a module that needs one submodule (the annotation store needs ``leftovers``) does not pay
 # for the channel, owned processes and the sandbox (~25 ms at every CLI call).

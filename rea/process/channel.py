@@ -14,15 +14,24 @@ import site
 import sys
 import threading
 import time
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable
+from collections.abc import Container
+from collections.abc import Mapping
 
 from rea.context import CallContext
-from rea.errors import CODES, ReaError, cancelled
+from rea.errors import CODES
+from rea.errors import ReaError
+from rea.errors import cancelled
 from rea.process import frames
-from rea.process.owned import OwnedProcess, ProcessSpec, now_iso, status_details
+from rea.process.owned import OwnedProcess
+from rea.process.owned import ProcessSpec
+from rea.process.owned import now_iso
+from rea.process.owned import status_details
 from rea.process.worker import OUT_OF_MEMORY
-from rea.providers import AnalysisClient, CloseOutcome
-from rea.records import JSONObject, JSONValue
+from rea.providers import AnalysisClient
+from rea.providers import CloseOutcome
+from rea.records import JSONObject
+from rea.records import JSONValue
 
 POLL_S = 0.05
 HEARTBEAT_S = 1.0

@@ -25,14 +25,22 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import IO, Any, Literal, TypeVar
+from datetime import UTC
+from datetime import datetime
+from typing import IO
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
 from rea.errors import ReaError
-from rea.process import confine, leftovers, procfs
-from rea.process.sandbox import Isolation, SandboxPolicy, wrap
+from rea.process import confine
+from rea.process import leftovers
+from rea.process import procfs
+from rea.process.sandbox import Isolation
+from rea.process.sandbox import SandboxPolicy
+from rea.process.sandbox import wrap
 from rea.providers import CloseOutcome
 from rea.records import JSONObject
 

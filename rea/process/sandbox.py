@@ -29,7 +29,8 @@ import msgspec
 
 from rea import config
 from rea.errors import ReaError
-from rea.process import confine, procfs
+from rea.process import confine
+from rea.process import procfs
 
 BWRAP_PACKAGE = "bubblewrap"
 # Where a dynamically linked program loads from. A top-level link (/bin -> usr/bin on a merged-/usr host) is made

@@ -13,13 +13,15 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from rea.arguments import Arguments
-from rea.errors import CODES, ReaError
+from rea.errors import CODES
+from rea.errors import ReaError
 from rea.process import frames
 
 # What a failed allocation looks like once an engine has turned it into its own exception or message: Python,

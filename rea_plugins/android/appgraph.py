@@ -9,19 +9,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rea.plugin import Arguments, Paged, arg_int, arg_str, invalid_request, issue
+from rea.plugin import Arguments
+from rea.plugin import Paged
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.android import loader
 from rea_plugins.android.common import java_name
-from rea_plugins.android.model import (
-    SCHEMA_VERSION,
-    ApplicationGraph,
-    GraphEdge,
-    GraphEntryPoint,
-    GraphModule,
-    PackageCount,
-    page,
-)
-from rea_plugins.android.package import components, native_libraries
+from rea_plugins.android.model import SCHEMA_VERSION
+from rea_plugins.android.model import ApplicationGraph
+from rea_plugins.android.model import GraphEdge
+from rea_plugins.android.model import GraphEntryPoint
+from rea_plugins.android.model import GraphModule
+from rea_plugins.android.model import PackageCount
+from rea_plugins.android.model import page
+from rea_plugins.android.package import components
+from rea_plugins.android.package import native_libraries
 
 MANIFEST = "AndroidManifest.xml"
 LOAD_LIBRARY = ("Ljava/lang/System;", "loadLibrary")

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from rea.plugin import CallContext
 from rea_plugins.android import dad as fixes
 from rea_plugins.android import loader
-from rea_plugins.android.common import access, check_offset, field_id, find_class, java_name, method_id, one_method
-from rea_plugins.android.model import (
-    SCHEMA_VERSION,
-    ClassHit,
-    ClassInfo,
-    ClassSearch,
-    Field,
-    Instruction,
-    Method,
-    MethodInfo,
-    SourceText,
-    page,
-)
+from rea_plugins.android.common import access
+from rea_plugins.android.common import check_offset
+from rea_plugins.android.common import field_id
+from rea_plugins.android.common import find_class
+from rea_plugins.android.common import java_name
+from rea_plugins.android.common import method_id
+from rea_plugins.android.common import one_method
+from rea_plugins.android.model import SCHEMA_VERSION
+from rea_plugins.android.model import ClassHit
+from rea_plugins.android.model import ClassInfo
+from rea_plugins.android.model import ClassSearch
+from rea_plugins.android.model import Field
+from rea_plugins.android.model import Instruction
+from rea_plugins.android.model import Method
+from rea_plugins.android.model import MethodInfo
+from rea_plugins.android.model import SourceText
+from rea_plugins.android.model import page
 
 # Matches named per class hit under scope methods or strings.
 MAX_MATCHES_PER_CLASS = 5

@@ -8,19 +8,17 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisProfile,
-    Evidence,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    ToolCall,
-    arg_str,
-    invalid_request,
-    issue,
-)
+from rea.plugin import AnalysisProfile
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
 from rea.plugin import __version__ as rea_version
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.android import loader
 
 STATIC = "Static analysis only: no application code was executed."

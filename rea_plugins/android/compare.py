@@ -8,22 +8,27 @@ pools were renumbered compares equal.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import TypeVar
 
-from rea.plugin import Arguments, CallContext, arg_int, arg_str
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea_plugins.android import loader
 from rea_plugins.android import package as pkg
-from rea_plugins.android.common import check_offset, java_name, method_id
-from rea_plugins.android.model import (
-    SCHEMA_VERSION,
-    Change,
-    ChangeCategory,
-    ChangeCounts,
-    Component,
-    PackageComparison,
-    page,
-)
+from rea_plugins.android.common import check_offset
+from rea_plugins.android.common import java_name
+from rea_plugins.android.common import method_id
+from rea_plugins.android.model import SCHEMA_VERSION
+from rea_plugins.android.model import Change
+from rea_plugins.android.model import ChangeCategory
+from rea_plugins.android.model import ChangeCounts
+from rea_plugins.android.model import Component
+from rea_plugins.android.model import PackageComparison
+from rea_plugins.android.model import page
 
 T = TypeVar("T")
 CATEGORIES = ("manifest", "permission", "component", "class", "method", "native-library", "signing")

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import Arguments, Evidence, OperationResult, ToolCall, arg_int, arg_str, render
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import render
 from rea.plugin import search as rea_search
-from rea_plugins.android import appgraph, code, common, compare, loader, trace
+from rea_plugins.android import appgraph
+from rea_plugins.android import code
+from rea_plugins.android import common
+from rea_plugins.android import compare
+from rea_plugins.android import loader
 from rea_plugins.android import package as pkg
-from rea_plugins.android.model import ApplicationGraph, SourceText
+from rea_plugins.android import trace
+from rea_plugins.android.model import ApplicationGraph
+from rea_plugins.android.model import SourceText
 
 AAB_MANIFEST = (
     "An AAB's manifest is a protocol buffer, which androguard does not read: manifest facts (package, "

@@ -14,7 +14,11 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, Target, identify, read_identified
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import identify
+from rea.plugin import read_identified
 from rea_plugins.android.model import InputKind
 
 MAX_FILE_BYTES = 1 << 30

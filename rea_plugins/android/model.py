@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Paged, Picture, Record, next_offset
+from rea.plugin import Paged
+from rea.plugin import Picture
+from rea.plugin import Record
+from rea.plugin import next_offset
 
 SCHEMA_VERSION = 1
 InputKind = Literal["apk", "aab", "dex"]

@@ -9,19 +9,17 @@ import msgspec
 
 from rea.plugin import Paged
 from rea_plugins.android import loader
-from rea_plugins.android.model import (
-    SCHEMA_VERSION,
-    Certificate,
-    Component,
-    DeclaredPermission,
-    DexFile,
-    IntentFilter,
-    NativeLibrary,
-    Package,
-    Resources,
-    Signing,
-    page,
-)
+from rea_plugins.android.model import SCHEMA_VERSION
+from rea_plugins.android.model import Certificate
+from rea_plugins.android.model import Component
+from rea_plugins.android.model import DeclaredPermission
+from rea_plugins.android.model import DexFile
+from rea_plugins.android.model import IntentFilter
+from rea_plugins.android.model import NativeLibrary
+from rea_plugins.android.model import Package
+from rea_plugins.android.model import Resources
+from rea_plugins.android.model import Signing
+from rea_plugins.android.model import page
 
 NS = "{http://schemas.android.com/apk/res/android}"
 COMPONENT_TAGS = {

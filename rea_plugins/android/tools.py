@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import FORMAT_PROPERTY, JSONObject, ToolDef, ToolEffects, lazy_handler
-from rea_plugins.android.model import (
-    ApplicationGraph,
-    ClassInfo,
-    ClassSearch,
-    MethodInfo,
-    Package,
-    PackageComparison,
-    ReferenceTrace,
-)
+from rea.plugin import FORMAT_PROPERTY
+from rea.plugin import JSONObject
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
+from rea_plugins.android.model import ApplicationGraph
+from rea_plugins.android.model import ClassInfo
+from rea_plugins.android.model import ClassSearch
+from rea_plugins.android.model import MethodInfo
+from rea_plugins.android.model import Package
+from rea_plugins.android.model import PackageComparison
+from rea_plugins.android.model import ReferenceTrace
 
 FAMILY = "android"
 _EFFECTS = ToolEffects(records_evidence=True)

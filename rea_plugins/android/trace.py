@@ -8,14 +8,31 @@ its methods have no code but their callers are cross-referenced, so "who calls
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Arguments, CallContext, arg_bool, arg_choice, arg_int, arg_str, invalid_request, issue
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import arg_bool
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea.plugin import search as rea_search
 from rea_plugins.android import loader
-from rea_plugins.android.code import FIELD_OPS, scan
-from rea_plugins.android.common import check_offset, descriptor_of, field_id, find_class, java_name, method_id
-from rea_plugins.android.model import SCHEMA_VERSION, Reference, ReferenceTrace, page
+from rea_plugins.android.code import FIELD_OPS
+from rea_plugins.android.code import scan
+from rea_plugins.android.common import check_offset
+from rea_plugins.android.common import descriptor_of
+from rea_plugins.android.common import field_id
+from rea_plugins.android.common import find_class
+from rea_plugins.android.common import java_name
+from rea_plugins.android.common import method_id
+from rea_plugins.android.model import SCHEMA_VERSION
+from rea_plugins.android.model import Reference
+from rea_plugins.android.model import ReferenceTrace
+from rea_plugins.android.model import page
 
 DIRECTIONS: tuple[Literal["incoming", "outgoing", "both"], ...] = ("incoming", "outgoing", "both")
 # References collected before paging; a trace that reaches more is marked truncated.

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import AnalysisProvider, SettingSpec
+    from rea.plugin import AnalysisProvider
+    from rea.plugin import SettingSpec
 
 
 @hookimpl

@@ -6,18 +6,17 @@ beside the target; the kernel removes it when the worker ends.
 
 from __future__ import annotations
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    OperationResult,
-    Target,
-    WorkerChannel,
-    WorkerClient,
-    python_worker_spec,
-    verify_unchanged,
-)
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import OperationResult
+from rea.plugin import Target
+from rea.plugin import WorkerChannel
+from rea.plugin import WorkerClient
+from rea.plugin import python_worker_spec
+from rea.plugin import verify_unchanged
 from rea_plugins.angr.options import Timeouts
-from rea_plugins.angr.worker import LOADER_OPS, OPERATIONS
+from rea_plugins.angr.worker import LOADER_OPS
+from rea_plugins.angr.worker import OPERATIONS
 
 RESOURCE = "angr-worker"
 TIMEOUT_REMEDIATION = (

@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CalleeItem,
-    CallerItem,
-    InsnRow,
-    JSONObject,
-    ReaError,
-    Record,
-    SentReferenceItem,
-    XrefItem,
-    answers,
-    arg_object,
-    arg_str,
-    callgraph,
-)
-from rea_plugins.angr import slots, types
-from rea_plugins.angr.insight import Symbolizer, operand_text
-from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
+from rea.plugin import Arguments
+from rea.plugin import CalleeItem
+from rea.plugin import CallerItem
+from rea.plugin import InsnRow
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import SentReferenceItem
+from rea.plugin import XrefItem
+from rea.plugin import answers
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import callgraph
+from rea_plugins.angr import slots
+from rea_plugins.angr import types
+from rea_plugins.angr.insight import Symbolizer
+from rea_plugins.angr.insight import operand_text
+from rea_plugins.angr.model import UNRESOLVED
+from rea_plugins.angr.model import Analysis
+from rea_plugins.angr.model import imm_target
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {

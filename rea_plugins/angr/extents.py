@@ -8,7 +8,8 @@ its parent. Addresses here are angr addresses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 from rea.plugin import Extents

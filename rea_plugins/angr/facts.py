@@ -8,9 +8,15 @@ from typing import Any
 import cle
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, Record, answers
-from rea_plugins.angr.code import CallSite, Code
-from rea_plugins.angr.insight import flow_of, operand_text, registers
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import Record
+from rea.plugin import answers
+from rea_plugins.angr.code import CallSite
+from rea_plugins.angr.code import Code
+from rea_plugins.angr.insight import flow_of
+from rea_plugins.angr.insight import operand_text
+from rea_plugins.angr.insight import registers
 from rea_plugins.angr.model import imm_target
 
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})

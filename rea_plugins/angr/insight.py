@@ -12,7 +12,10 @@ from typing import Any
 
 import capstone
 
-from rea.plugin import JSONObject, split_operands, symbolized_text, symbols_of
+from rea.plugin import JSONObject
+from rea.plugin import split_operands
+from rea.plugin import symbolized_text
+from rea.plugin import symbols_of
 
 _UNCONDITIONAL = frozenset({"jmp", "ljmp", "b", "br", "bx", "braa", "brab", "braaz", "brabz"})
 _HALT = frozenset({"hlt", "ud2", "brk", "udf"})

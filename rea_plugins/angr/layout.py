@@ -9,7 +9,8 @@ Addresses are link-time.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 

@@ -7,34 +7,35 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 import angr
 import cle
 import msgspec
 
-from rea.plugin import (
-    AddressedName,
-    AddressedString,
-    Arguments,
-    ContainingProcedure,
-    DocumentItem,
-    ExportRow,
-    ImportRow,
-    NameItem,
-    ProcedureItem,
-    ProcedureKind,
-    ProcedureRef,
-    ReaError,
-    Record,
-    RegionRow,
-    SegmentItem,
-    StringItem,
-    answers,
-    engine_rows,
-    unwind,
-)
-from rea_plugins.angr import layout, resolvers
+from rea.plugin import AddressedName
+from rea.plugin import AddressedString
+from rea.plugin import Arguments
+from rea.plugin import ContainingProcedure
+from rea.plugin import DocumentItem
+from rea.plugin import ExportRow
+from rea.plugin import ImportRow
+from rea.plugin import NameItem
+from rea.plugin import ProcedureItem
+from rea.plugin import ProcedureKind
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import RegionRow
+from rea.plugin import SegmentItem
+from rea.plugin import StringItem
+from rea.plugin import answers
+from rea.plugin import engine_rows
+from rea.plugin import unwind
+from rea_plugins.angr import layout
+from rea_plugins.angr import resolvers
 from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS
 

@@ -8,14 +8,12 @@ from typing import Final
 
 import msgspec
 
-from rea.plugin import (
-    MAX_INT32,
-    JSONObject,
-    SettingSpec,
-    default_memory_limit_mb,
-    engine_rows,
-    integer_setting,
-)
+from rea.plugin import MAX_INT32
+from rea.plugin import JSONObject
+from rea.plugin import SettingSpec
+from rea.plugin import default_memory_limit_mb
+from rea.plugin import engine_rows
+from rea.plugin import integer_setting
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
 LOADER_OPTIONS: Final[dict[str, bool | str]] = {

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import importlib.util
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    Target,
-    distribution_version,
-)
-from rea_plugins.angr.options import REMEDIATION_INSTALL, Timeouts, profile_parameters, timeouts_from_env
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import Target
+from rea.plugin import distribution_version
+from rea_plugins.angr.options import REMEDIATION_INSTALL
+from rea_plugins.angr.options import Timeouts
+from rea_plugins.angr.options import profile_parameters
+from rea_plugins.angr.options import timeouts_from_env
 from rea_plugins.angr.worker import ROUTES
 
 OPERATIONS = tuple(sorted(ROUTES))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import INIT_ARRAYS, METADATA_SECTIONS
+from rea.plugin import INIT_ARRAYS
+from rea.plugin import METADATA_SECTIONS
 
 # Sections that hold metadata, never the program's own pointers.
 MAX_SCANNED_BYTES = 64 << 20

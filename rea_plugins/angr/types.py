@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import JSONObject, ReaError, arg_object, arg_strs, types_key
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import arg_object
+from rea.plugin import arg_strs
+from rea.plugin import types_key
 from rea_plugins.angr.model import Analysis
 
 

@@ -11,7 +11,14 @@ import tempfile
 import time
 from typing import Any
 
-from rea.plugin import JSONObject, Reporter, Route, arg_str, held, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject
+from rea.plugin import Reporter
+from rea.plugin import Route
+from rea.plugin import arg_str
+from rea.plugin import held
+from rea.plugin import operation_routes
+from rea.plugin import pinned_copy
+from rea.plugin import serve
 
 # The largest target angr's worker reads from a private copy (larger ones in place, checked before each request).
 PRIVATE_COPY_MAX_BYTES = 512 << 20

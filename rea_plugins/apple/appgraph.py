@@ -12,10 +12,21 @@ import os
 import plistlib
 from collections.abc import Iterator
 
-from rea.plugin import Evidence, ReaError, Record, Target, ToolCall, identify, invalid_request, issue, open_regular
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import open_regular
 from rea_plugins.apple import common
-from rea_plugins.apple.macho import loaded_libraries, platform_of
-from rea_plugins.apple.model import AppEdge, AppGraph, AppNode
+from rea_plugins.apple.macho import loaded_libraries
+from rea_plugins.apple.macho import platform_of
+from rea_plugins.apple.model import AppEdge
+from rea_plugins.apple.model import AppGraph
+from rea_plugins.apple.model import AppNode
 from rea_plugins.apple.signature import slice_signature
 
 MAX_FILES = 200_000
@@ -76,7 +87,8 @@ class ArchiveSource(Source):
     """An .ipa: the entries under ``Payload/<name>.app/`` through the kernel's ZIP unpacker."""
 
     def __init__(self, call: ToolCall, target: Target) -> None:
-        from rea.plugin import Limits, select_unpacker
+        from rea.plugin import Limits
+        from rea.plugin import select_unpacker
 
         unpacker = select_unpacker(call.session.registry, target)
         self.reader = unpacker.open(target, Limits(), call.ctx)

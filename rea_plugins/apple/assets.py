@@ -13,9 +13,14 @@ import sys
 import threading
 import time
 
-from rea.plugin import Evidence, JSONValue, ReaError, ToolCall, identify
+from rea.plugin import Evidence
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import identify
 from rea_plugins.apple import common
-from rea_plugins.apple.model import AssetCatalog, AssetRendition
+from rea_plugins.apple.model import AssetCatalog
+from rea_plugins.apple.model import AssetRendition
 
 MAX_OUTPUT = 16 << 20
 DEADLINE_S = 60.0
@@ -35,7 +40,8 @@ def unavailable(why: str) -> ReaError:
 
 def _run(path: str) -> bytes:
     """assetutil --info PATH as an owned process: stdout up to MAX_OUTPUT, DEADLINE_S at most."""
-    from rea.plugin import OwnedProcess, ProcessSpec
+    from rea.plugin import OwnedProcess
+    from rea.plugin import ProcessSpec
 
     tool = shutil.which("assetutil")
     if tool is None:

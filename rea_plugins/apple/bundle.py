@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import os
 
-from rea.plugin import Evidence, ReaError, ToolCall, identify, invalid_request, issue, open_regular
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import open_regular
 from rea_plugins.apple import common
 from rea_plugins.apple.macho import loaded_libraries
-from rea_plugins.apple.model import DylibResolution, Resolution
+from rea_plugins.apple.model import DylibResolution
+from rea_plugins.apple.model import Resolution
 from rea_plugins.apple.plists import bundle_of
 
 MAX_IMAGES = 2000

@@ -8,35 +8,35 @@ import itertools
 import os
 import plistlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from importlib import metadata
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisProfile,
-    Arguments,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    Paged,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    __version__,
-    arg_int,
-    arg_str,
-    identify,
-    invalid_request,
-    issue,
-    open_regular,
-    read_identified,
-    search,
-    typed_failures,
-)
+from rea.plugin import AnalysisProfile
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import Paged
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import __version__
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import open_regular
+from rea.plugin import read_identified
+from rea.plugin import search
+from rea.plugin import typed_failures
 
 T = TypeVar("T")
 # A property list's value as plistlib (or bpylist2) decodes it: JSON's kinds and bytes, dates and archive UIDs.

@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from rea.plugin import Arguments, Evidence, ReaError, Target, ToolCall, arg_str, identify, objc, read_regular, search
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import arg_str
+from rea.plugin import identify
+from rea.plugin import objc
+from rea.plugin import read_regular
+from rea.plugin import search
 from rea_plugins.apple import common
-from rea_plugins.apple.model import IBConnection, IBObject, InterfaceDocument, UIAction, UIActionTrace
+from rea_plugins.apple.model import IBConnection
+from rea_plugins.apple.model import IBObject
+from rea_plugins.apple.model import InterfaceDocument
+from rea_plugins.apple.model import UIAction
+from rea_plugins.apple.model import UIActionTrace
 from rea_plugins.apple.plists import bundle_of
 
 MAX_DOCUMENT_BYTES = 32 << 20

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Evidence, ToolCall, arg_str
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_str
 from rea_plugins.apple import common
-from rea_plugins.apple.model import (
-    Architectures,
-    Encryption,
-    Exported,
-    Imported,
-    Library,
-    LoadCommand,
-    MachOReport,
-    MachOSlice,
-    Platform,
-    Section,
-    Segment,
-    Slice,
-)
+from rea_plugins.apple.model import Architectures
+from rea_plugins.apple.model import Encryption
+from rea_plugins.apple.model import Exported
+from rea_plugins.apple.model import Imported
+from rea_plugins.apple.model import Library
+from rea_plugins.apple.model import LoadCommand
+from rea_plugins.apple.model import MachOReport
+from rea_plugins.apple.model import MachOSlice
+from rea_plugins.apple.model import Platform
+from rea_plugins.apple.model import Section
+from rea_plugins.apple.model import Segment
+from rea_plugins.apple.model import Slice
 
 # Ordinals with a meaning of their own in a two-level namespace (mach-o/nlist.h).
 SPECIAL_ORDINALS = {0: "self", 0xFE: "executable", 0xFF: "dynamic-lookup"}

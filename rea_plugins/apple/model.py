@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 # The Objective-C records are the kernel reader's own (rea.operations.objc), shared with native's names.
-from rea.plugin import Category, JSONValue, ObjCClass, Paged, Protocol, Record
+from rea.plugin import Category
+from rea.plugin import JSONValue
+from rea.plugin import ObjCClass
+from rea.plugin import Paged
+from rea.plugin import Protocol
+from rea.plugin import Record
 
 # -- Mach-O ----------------------------------------------------------------------------------------
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rea.plugin import Evidence, Target, ToolCall, arg_str, objc
+from rea.plugin import Evidence
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import arg_str
+from rea.plugin import objc
 from rea_plugins.apple import common
-from rea_plugins.apple.model import ClassList, ClassSummary, DispatchMetadata, ProtocolList
+from rea_plugins.apple.model import ClassList
+from rea_plugins.apple.model import ClassSummary
+from rea_plugins.apple.model import DispatchMetadata
+from rea_plugins.apple.model import ProtocolList
 
 
 def _slice(call: ToolCall) -> tuple[Target, common.MachOFile, int]:

@@ -9,21 +9,21 @@ import plistlib
 from collections import deque
 from typing import Any
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    ReaError,
-    Target,
-    ToolCall,
-    arg_int,
-    arg_str,
-    identify,
-    invalid_request,
-    issue,
-    read_regular,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import read_regular
 from rea_plugins.apple import common
-from rea_plugins.apple.model import ArchivedObject, KeyedArchive, PlistReport
+from rea_plugins.apple.model import ArchivedObject
+from rea_plugins.apple.model import KeyedArchive
+from rea_plugins.apple.model import PlistReport
 
 MAX_PLIST_BYTES = 64 << 20
 

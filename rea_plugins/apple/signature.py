@@ -5,18 +5,22 @@ from __future__ import annotations
 import io
 import os
 import plistlib
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Evidence, ReaError, ToolCall, arg_str, read_regular
-from rea_plugins.apple import codesign, common
-from rea_plugins.apple.model import (
-    Authenticode,
-    Certificate,
-    CodeDirectoryInfo,
-    PageHashes,
-    SignatureReport,
-    SliceSignature,
-)
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_str
+from rea.plugin import read_regular
+from rea_plugins.apple import codesign
+from rea_plugins.apple import common
+from rea_plugins.apple.model import Authenticode
+from rea_plugins.apple.model import Certificate
+from rea_plugins.apple.model import CodeDirectoryInfo
+from rea_plugins.apple.model import PageHashes
+from rea_plugins.apple.model import SignatureReport
+from rea_plugins.apple.model import SliceSignature
 
 Status = Literal["valid", "mismatch", "unsigned"]
 
@@ -253,7 +257,8 @@ def authenticode(data: bytes) -> Authenticode:
 
 def _bundle_files(executable: str) -> dict[int, bytes]:
     """The bundle files an executable's special slots hash: Info.plist (slot 1), _CodeSignature/CodeResources (3)."""
-    from rea_plugins.apple.plists import bundle_of, info_plist
+    from rea_plugins.apple.plists import bundle_of
+    from rea_plugins.apple.plists import info_plist
 
     bundle = bundle_of(executable)
     if bundle is None:

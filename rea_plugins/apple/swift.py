@@ -14,9 +14,18 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from rea.plugin import Evidence, ReaError, ToolCall, arg_int, arg_str, arg_strs
+from rea.plugin import Evidence
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
 from rea_plugins.apple import common
-from rea_plugins.apple.model import SwiftField, SwiftSymbol, SwiftSymbols, SwiftType, SwiftTypes
+from rea_plugins.apple.model import SwiftField
+from rea_plugins.apple.model import SwiftSymbol
+from rea_plugins.apple.model import SwiftSymbols
+from rea_plugins.apple.model import SwiftType
+from rea_plugins.apple.model import SwiftTypes
 
 KINDS = {0: "module", 1: "extension", 2: "anonymous", 3: "protocol", 4: "opaque", 16: "class", 17: "struct", 18: "enum"}
 MAX_TYPES = 100_000

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
-from rea_plugins.apple.model import (
-    AppGraph,
-    Architectures,
-    AssetCatalog,
-    ClassList,
-    DispatchMetadata,
-    DylibResolution,
-    InterfaceDocument,
-    KeyedArchive,
-    MachOReport,
-    PlistReport,
-    ProtocolList,
-    SignatureReport,
-    SwiftSymbols,
-    SwiftTypes,
-    UIActionTrace,
-)
+from rea.plugin import JSONObject
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
+from rea_plugins.apple.model import AppGraph
+from rea_plugins.apple.model import Architectures
+from rea_plugins.apple.model import AssetCatalog
+from rea_plugins.apple.model import ClassList
+from rea_plugins.apple.model import DispatchMetadata
+from rea_plugins.apple.model import DylibResolution
+from rea_plugins.apple.model import InterfaceDocument
+from rea_plugins.apple.model import KeyedArchive
+from rea_plugins.apple.model import MachOReport
+from rea_plugins.apple.model import PlistReport
+from rea_plugins.apple.model import ProtocolList
+from rea_plugins.apple.model import SignatureReport
+from rea_plugins.apple.model import SwiftSymbols
+from rea_plugins.apple.model import SwiftTypes
+from rea_plugins.apple.model import UIActionTrace
 
 FAMILY = "apple"
 _EFFECTS = ToolEffects(records_evidence=True)

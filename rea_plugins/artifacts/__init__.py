@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, Unpacker
+    from rea.plugin import Target
+    from rea.plugin import Unpacker
 
 TOOL_MODULES: tuple[str, ...] = ("rea_plugins.artifacts.tools",)
 

@@ -7,7 +7,10 @@ put the logical path first, where ``ArtifactComparison``'s rows (which describe 
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, JSONObject, JSONValue, ReaError
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
 
 _FACTS = ("kind", "size", "sha256", "link", "executable", "unpacked")
 

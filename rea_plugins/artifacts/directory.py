@@ -7,26 +7,24 @@ import os
 import posixpath
 import stat
 
-from rea.plugin import (
-    ArchiveEntry,
-    ArchiveReader,
-    CallContext,
-    EntryKind,
-    EntryRead,
-    IntegrityPolicy,
-    Limits,
-    ReaError,
-    Sink,
-    Target,
-    Unpacker,
-    UnpackerDescriptor,
-    is_missing,
-    limit_exceeded,
-    link_escapes,
-    open_beneath,
-    path_problem,
-    shown,
-)
+from rea.plugin import ArchiveEntry
+from rea.plugin import ArchiveReader
+from rea.plugin import CallContext
+from rea.plugin import EntryKind
+from rea.plugin import EntryRead
+from rea.plugin import IntegrityPolicy
+from rea.plugin import Limits
+from rea.plugin import ReaError
+from rea.plugin import Sink
+from rea.plugin import Target
+from rea.plugin import Unpacker
+from rea.plugin import UnpackerDescriptor
+from rea.plugin import is_missing
+from rea.plugin import limit_exceeded
+from rea.plugin import link_escapes
+from rea.plugin import open_beneath
+from rea.plugin import path_problem
+from rea.plugin import shown
 
 VERSION = "0.1.0"
 READ_CHUNK = 1 << 20

@@ -10,24 +10,26 @@ import threading
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, TypeVar
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    ArchiveEntry,
-    ArchiveReader,
-    CallContext,
-    IntegrityPolicy,
-    JSONObject,
-    Limits,
-    ReaError,
-    ToolStep,
-    leftovers,
-    limit_exceeded,
-    retained_reference,
-)
-from rea_plugins.artifacts.shapes import ExtractedFile, Extraction, Listing, RefusedEntry
+from rea.plugin import ArchiveEntry
+from rea.plugin import ArchiveReader
+from rea.plugin import CallContext
+from rea.plugin import IntegrityPolicy
+from rea.plugin import JSONObject
+from rea.plugin import Limits
+from rea.plugin import ReaError
+from rea.plugin import ToolStep
+from rea.plugin import leftovers
+from rea.plugin import limit_exceeded
+from rea.plugin import retained_reference
+from rea_plugins.artifacts.shapes import ExtractedFile
+from rea_plugins.artifacts.shapes import Extraction
+from rea_plugins.artifacts.shapes import Listing
+from rea_plugins.artifacts.shapes import RefusedEntry
 
 OUTPUT_PREFIX = "rea-extract-"
 # Where record-and-continue puts a file whose bytes contradict their declared hash: beside the verified tree, never

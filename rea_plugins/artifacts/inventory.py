@@ -4,34 +4,35 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import IO, Any, Literal
+from typing import IO
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    HEAD_BYTES,
-    NESTED_SEPARATOR,
-    ArchiveEntry,
-    ArchiveReader,
-    Arguments,
-    CallContext,
-    IntegrityPolicy,
-    JSONObject,
-    JSONValue,
-    Limits,
-    ReaError,
-    Registry,
-    Target,
-    Unpacker,
-    arg_float,
-    arg_int,
-    canonical_digest,
-    identify,
-    limit_exceeded,
-    select_unpacker,
-    sniff_format,
-)
-from rea_plugins.artifacts.shapes import ArtifactEntry, NestedArchive
+from rea.plugin import HEAD_BYTES
+from rea.plugin import NESTED_SEPARATOR
+from rea.plugin import ArchiveEntry
+from rea.plugin import ArchiveReader
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import IntegrityPolicy
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Limits
+from rea.plugin import ReaError
+from rea.plugin import Registry
+from rea.plugin import Target
+from rea.plugin import Unpacker
+from rea.plugin import arg_float
+from rea.plugin import arg_int
+from rea.plugin import canonical_digest
+from rea.plugin import identify
+from rea.plugin import limit_exceeded
+from rea.plugin import select_unpacker
+from rea.plugin import sniff_format
+from rea_plugins.artifacts.shapes import ArtifactEntry
+from rea_plugins.artifacts.shapes import NestedArchive
 
 NESTED_FORMATS = frozenset({"zip", "asar"})
 # Errors that describe the whole request, not one nested member: they always propagate.

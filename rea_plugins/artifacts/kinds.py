@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 import struct
 
-from rea.plugin import Target, TargetView, open_regular
+from rea.plugin import Target
+from rea.plugin import TargetView
+from rea.plugin import open_regular
 
 # Firmware containers and file systems unblob extracts, by their magic at a fixed offset.
 _FIRMWARE_MAGIC = (

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import DeclaredIntegrity, JSONObject, Record, TargetView, ToolStep
+from rea.plugin import DeclaredIntegrity
+from rea.plugin import JSONObject
+from rea.plugin import Record
+from rea.plugin import TargetView
+from rea.plugin import ToolStep
 
 
 class NestedArchive(Record):

@@ -4,39 +4,37 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    IntegrityPolicy,
-    JSONObject,
-    Limits,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    Unpacker,
-    arg_str,
-    arg_strs,
-    cancelled,
-    evidence_input,
-    identify,
-    read_head,
-    select_unpacker,
-    with_evidence_defs,
-)
+from rea.plugin import Evidence
+from rea.plugin import IntegrityPolicy
+from rea.plugin import JSONObject
+from rea.plugin import Limits
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import Unpacker
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import cancelled
+from rea.plugin import evidence_input
+from rea.plugin import identify
+from rea.plugin import read_head
+from rea.plugin import select_unpacker
+from rea.plugin import with_evidence_defs
 from rea_plugins.artifacts import compare as compare_mod
 from rea_plugins.artifacts import extract as extract_mod
 from rea_plugins.artifacts import kinds
-from rea_plugins.artifacts.inventory import (
-    Inventory,
-    limits_from,
-    limits_record,
-    open_artifact,
-    subject_target,
-)
-from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory, Extraction
+from rea_plugins.artifacts.inventory import Inventory
+from rea_plugins.artifacts.inventory import limits_from
+from rea_plugins.artifacts.inventory import limits_record
+from rea_plugins.artifacts.inventory import open_artifact
+from rea_plugins.artifacts.inventory import subject_target
+from rea_plugins.artifacts.shapes import ArtifactComparison
+from rea_plugins.artifacts.shapes import ArtifactInventory
+from rea_plugins.artifacts.shapes import Extraction
 
 VERSION = "0.1.0"
 ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=VERSION)

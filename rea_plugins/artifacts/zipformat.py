@@ -11,40 +11,38 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import IO, Any, cast
+from typing import IO
+from typing import Any
+from typing import cast
 
 import msgspec
 
-from rea.plugin import (
-    ArchiveEntry,
-    ArchiveReader,
-    CallContext,
-    DeclaredIntegrity,
-    EntryKind,
-    EntryRead,
-    IntegrityPolicy,
-    Limits,
-    ReaError,
-    Sink,
-    Target,
-    Unpacker,
-    UnpackerDescriptor,
-    limit_exceeded,
-    link_escapes,
-    open_regular,
-    path_problem,
-    verify_unchanged,
-)
-from rea_plugins.artifacts.zipsafety import (
-    LOCAL_FLAG_HIGH,
-    BoundedDecompressor,
-    PatchedFile,
-    describe,
-    directory_span,
-    raw_name,
-    scan_records,
-    undecodable_names,
-)
+from rea.plugin import ArchiveEntry
+from rea.plugin import ArchiveReader
+from rea.plugin import CallContext
+from rea.plugin import DeclaredIntegrity
+from rea.plugin import EntryKind
+from rea.plugin import EntryRead
+from rea.plugin import IntegrityPolicy
+from rea.plugin import Limits
+from rea.plugin import ReaError
+from rea.plugin import Sink
+from rea.plugin import Target
+from rea.plugin import Unpacker
+from rea.plugin import UnpackerDescriptor
+from rea.plugin import limit_exceeded
+from rea.plugin import link_escapes
+from rea.plugin import open_regular
+from rea.plugin import path_problem
+from rea.plugin import verify_unchanged
+from rea_plugins.artifacts.zipsafety import LOCAL_FLAG_HIGH
+from rea_plugins.artifacts.zipsafety import BoundedDecompressor
+from rea_plugins.artifacts.zipsafety import PatchedFile
+from rea_plugins.artifacts.zipsafety import describe
+from rea_plugins.artifacts.zipsafety import directory_span
+from rea_plugins.artifacts.zipsafety import raw_name
+from rea_plugins.artifacts.zipsafety import scan_records
+from rea_plugins.artifacts.zipsafety import undecodable_names
 
 VERSION = "0.1.0"
 READ_CHUNK = 1 << 20

@@ -10,7 +10,8 @@ import lzma
 import struct
 import zipfile
 import zlib
-from typing import IO, NamedTuple
+from typing import IO
+from typing import NamedTuple
 
 # Central directory record: signature, versions, flags (offset 8), ..., name/extra/comment lengths at 28.
 _CD = struct.Struct("<4s4B4HL2L5H2L")

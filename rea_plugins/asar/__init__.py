@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, Unpacker
+    from rea.plugin import Target
+    from rea.plugin import Unpacker
 
 
 @hookimpl

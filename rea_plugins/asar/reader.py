@@ -10,25 +10,25 @@ import re
 import stat
 import struct
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    CallContext,
-    DeclaredIntegrity,
-    EntryRead,
-    IntegrityPolicy,
-    JSONObject,
-    ReaError,
-    Record,
-    Sink,
-    is_missing,
-    limit_exceeded,
-    link_escapes,
-    open_beneath,
-    path_problem,
-)
+from rea.plugin import CallContext
+from rea.plugin import DeclaredIntegrity
+from rea.plugin import EntryRead
+from rea.plugin import IntegrityPolicy
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import Sink
+from rea.plugin import is_missing
+from rea.plugin import limit_exceeded
+from rea.plugin import link_escapes
+from rea.plugin import open_beneath
+from rea.plugin import path_problem
 
 AsarIntegrity = DeclaredIntegrity
 EntryType = Literal["file", "directory", "link"]

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from rea.plugin import (
-    ArchiveEntry,
-    ArchiveReader,
-    CallContext,
-    EntryRead,
-    IntegrityPolicy,
-    Limits,
-    Sink,
-    Target,
-    Unpacker,
-    UnpackerDescriptor,
-    verify_unchanged,
-)
-from rea_plugins.asar.reader import AsarArchive, AsarEntry
+from rea.plugin import ArchiveEntry
+from rea.plugin import ArchiveReader
+from rea.plugin import CallContext
+from rea.plugin import EntryRead
+from rea.plugin import IntegrityPolicy
+from rea.plugin import Limits
+from rea.plugin import Sink
+from rea.plugin import Target
+from rea.plugin import Unpacker
+from rea.plugin import UnpackerDescriptor
+from rea.plugin import verify_unchanged
+from rea_plugins.asar.reader import AsarArchive
+from rea_plugins.asar.reader import AsarEntry
 
 VERSION = "0.1.0"
 

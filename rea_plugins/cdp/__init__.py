@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import ScenarioDriver, SettingSpec
+    from rea.plugin import ScenarioDriver
+    from rea.plugin import SettingSpec
 
 TOOL_MODULES = ("rea_plugins.cdp.tools", "rea_plugins.cdp.pagetools")
 

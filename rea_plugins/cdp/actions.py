@@ -10,7 +10,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, arg_int, arg_object, arg_str
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_str
 from rea_plugins.cdp import connection as cdp
 
 POLL_S = 0.1

@@ -10,23 +10,21 @@ import time
 
 import msgspec
 
-from rea.plugin import (
-    MAX_INT32,
-    CallContext,
-    CloseOutcome,
-    JSONObject,
-    OwnedProcess,
-    ProcessSpec,
-    ReaError,
-    Record,
-    SandboxPolicy,
-    SettingSpec,
-    cancelled,
-    integer_setting,
-    leftovers,
-    open_regular,
-    status_details,
-)
+from rea.plugin import MAX_INT32
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import JSONObject
+from rea.plugin import OwnedProcess
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import SandboxPolicy
+from rea.plugin import SettingSpec
+from rea.plugin import cancelled
+from rea.plugin import integer_setting
+from rea.plugin import leftovers
+from rea.plugin import open_regular
+from rea.plugin import status_details
 from rea_plugins.cdp.urls import DEFAULT_PORTS
 
 RESOURCE = "chromium"

@@ -16,35 +16,39 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, Record, invalid_request, issue
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.cdp import png
-from rea_plugins.cdp.model import (
-    Alignment,
-    ArtifactDifference,
-    Bounds,
-    Channels,
-    DomDiff,
-    EventsDiff,
-    ImageSide,
-    Inspection,
-    Normalization,
-    PassiveComparison,
-    ScenarioCapture,
-    ScenarioComparison,
-    ScenarioStep,
-    ScreenshotComparison,
-    ScriptBrief,
-    ScriptChange,
-    ScriptsDiff,
-    SetDiff,
-    StepComparison,
-    StorageDiff,
-    TargetDiff,
-    Verdict,
-    WebMcpChange,
-    WebMcpDiff,
-    WebMcpDiscovery,
-)
+from rea_plugins.cdp.model import Alignment
+from rea_plugins.cdp.model import ArtifactDifference
+from rea_plugins.cdp.model import Bounds
+from rea_plugins.cdp.model import Channels
+from rea_plugins.cdp.model import DomDiff
+from rea_plugins.cdp.model import EventsDiff
+from rea_plugins.cdp.model import ImageSide
+from rea_plugins.cdp.model import Inspection
+from rea_plugins.cdp.model import Normalization
+from rea_plugins.cdp.model import PassiveComparison
+from rea_plugins.cdp.model import ScenarioCapture
+from rea_plugins.cdp.model import ScenarioComparison
+from rea_plugins.cdp.model import ScenarioStep
+from rea_plugins.cdp.model import ScreenshotComparison
+from rea_plugins.cdp.model import ScriptBrief
+from rea_plugins.cdp.model import ScriptChange
+from rea_plugins.cdp.model import ScriptsDiff
+from rea_plugins.cdp.model import SetDiff
+from rea_plugins.cdp.model import StepComparison
+from rea_plugins.cdp.model import StorageDiff
+from rea_plugins.cdp.model import TargetDiff
+from rea_plugins.cdp.model import Verdict
+from rea_plugins.cdp.model import WebMcpChange
+from rea_plugins.cdp.model import WebMcpDiff
+from rea_plugins.cdp.model import WebMcpDiscovery
 
 MAX_LISTED = 500
 
@@ -418,7 +422,8 @@ def verified_png(artifact: JSONObject, path: str) -> bytes:
 def compare_pngs(
     before: bytes, after: bytes, threshold: int, max_pixels: int, ctx: CallContext
 ) -> ScreenshotComparison:
-    from PIL import ImageChops, ImageStat
+    from PIL import ImageChops
+    from PIL import ImageStat
 
     ctx.check("decoding screenshots")
     left = png.open_rgba(before, max_pixels, "before")

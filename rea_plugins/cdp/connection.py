@@ -7,22 +7,20 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import (
-    DEFAULT_TIMEOUT_S,
-    HTTP_TIMEOUT_S,
-    MAX_HTTP_BYTES,
-    MAX_MESSAGE_BYTES,
-    POLL_S,
-    CallContext,
-    CommandFailed,
-    JSONObject,
-    JSONValue,
-    Subscriber,
-    arr,
-    devtools,
-    obj,
-    wait,
-)
+from rea.plugin import DEFAULT_TIMEOUT_S
+from rea.plugin import HTTP_TIMEOUT_S
+from rea.plugin import MAX_HTTP_BYTES
+from rea.plugin import MAX_MESSAGE_BYTES
+from rea.plugin import POLL_S
+from rea.plugin import CallContext
+from rea.plugin import CommandFailed
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Subscriber
+from rea.plugin import arr
+from rea.plugin import devtools
+from rea.plugin import obj
+from rea.plugin import wait
 
 __all__ = [
     "BROWSER",

@@ -11,13 +11,23 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from rea.plugin import CallContext, JSONObject, devtools
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import devtools
 from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, BrowserVersion, ConsoleEvent
-from rea_plugins.cdp.pagemodel import Page, page_of
-from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
+from rea_plugins.cdp.model import BrowserRecord
+from rea_plugins.cdp.model import BrowserTarget
+from rea_plugins.cdp.model import BrowserVersion
+from rea_plugins.cdp.model import ConsoleEvent
+from rea_plugins.cdp.pagemodel import Page
+from rea_plugins.cdp.pagemodel import page_of
+from rea_plugins.cdp.pagescripts import PageSession
+from rea_plugins.cdp.pagescripts import in_scope
+from rea_plugins.cdp.pagescripts import read_source
 from rea_plugins.cdp.passive import console_text
-from rea_plugins.cdp.targets import _target, target_infos, version
+from rea_plugins.cdp.targets import _target
+from rea_plugins.cdp.targets import target_infos
+from rea_plugins.cdp.targets import version
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 2048

@@ -19,31 +19,33 @@ import time
 
 import msgspec
 
-from rea.plugin import (
-    CallContext,
-    JSONObject,
-    OwnedProcess,
-    ReaError,
-    ToolCall,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    arg_strs,
-    devtools,
-    invalid_request,
-    invoke,
-    issue,
-    require_regular,
-)
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import OwnedProcess
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import devtools
+from rea.plugin import invalid_request
+from rea.plugin import invoke
+from rea.plugin import issue
+from rea.plugin import require_regular
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import schemas
-from rea_plugins.cdp.actions import Page, StepFailed, run_action
+from rea_plugins.cdp.actions import Page
+from rea_plugins.cdp.actions import StepFailed
+from rea_plugins.cdp.actions import run_action
 from rea_plugins.cdp.browser import start_on_loopback
-from rea_plugins.cdp.electron import ElectronPage, inspect_page
+from rea_plugins.cdp.electron import ElectronPage
+from rea_plugins.cdp.electron import inspect_page
 from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagescripts import page_session
-from rea_plugins.cdp.targets import attach, target_infos
+from rea_plugins.cdp.targets import attach
+from rea_plugins.cdp.targets import target_infos
 
 SCHEMA_VERSION = 1
 RESOURCE = "electron-app"

@@ -15,9 +15,15 @@ import urllib.parse
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError, origin_of, read_regular
-from rea_plugins.cdp.model import Initiator, NetworkRequest
-from rea_plugins.cdp.pagemodel import CaptureSource, NetworkCapture, page_of
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import origin_of
+from rea.plugin import read_regular
+from rea_plugins.cdp.model import Initiator
+from rea_plugins.cdp.model import NetworkRequest
+from rea_plugins.cdp.pagemodel import CaptureSource
+from rea_plugins.cdp.pagemodel import NetworkCapture
+from rea_plugins.cdp.pagemodel import page_of
 from rea_plugins.cdp.urls import sanitize
 
 SCHEMA_VERSION = 1

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, Record
+from rea.plugin import JSONObject
+from rea.plugin import Record
 from rea_plugins.cdp.urls import SanitizedUrl
 
 TRUST = "page-declared-untrusted"

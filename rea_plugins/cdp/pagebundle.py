@@ -14,11 +14,23 @@ import re
 import urllib.parse
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, ToolCall, as_object, invoke, leftovers, retained_reference
-from rea_plugins.cdp.model import BrowserRecord, BrowserTarget
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import as_object
+from rea.plugin import invoke
+from rea.plugin import leftovers
+from rea.plugin import retained_reference
+from rea_plugins.cdp.model import BrowserRecord
+from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pageexport import staging
-from rea_plugins.cdp.pagemodel import Page, page_of
-from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, map_bytes, read_source
+from rea_plugins.cdp.pagemodel import Page
+from rea_plugins.cdp.pagemodel import page_of
+from rea_plugins.cdp.pagescripts import PageScript
+from rea_plugins.cdp.pagescripts import PageSession
+from rea_plugins.cdp.pagescripts import in_scope
+from rea_plugins.cdp.pagescripts import map_bytes
+from rea_plugins.cdp.pagescripts import read_source
 
 SCHEMA_VERSION = 1
 PREFIX = leftovers.EXTRACT_PREFIX + "web-bundle-"

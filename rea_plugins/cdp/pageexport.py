@@ -17,9 +17,15 @@ from collections.abc import Iterator
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError, leftovers
-from rea_plugins.cdp.pagemodel import ExportedScript, ScriptExport, page_of
-from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import leftovers
+from rea_plugins.cdp.pagemodel import ExportedScript
+from rea_plugins.cdp.pagemodel import ScriptExport
+from rea_plugins.cdp.pagemodel import page_of
+from rea_plugins.cdp.pagescripts import PageSession
+from rea_plugins.cdp.pagescripts import in_scope
+from rea_plugins.cdp.pagescripts import read_source
 
 SCHEMA_VERSION = 1
 PREFIX = leftovers.EXTRACT_PREFIX + "web-scripts-"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, NetworkRequest
+from rea_plugins.cdp.model import BrowserRecord
+from rea_plugins.cdp.model import BrowserTarget
+from rea_plugins.cdp.model import NetworkRequest
 
 
 class OriginalLocation(BrowserRecord):

@@ -10,23 +10,29 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, invalid_request, issue
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.pagemodel import (
-    EventListener,
-    GeneratedLocation,
-    ImportCounts,
-    ImportKind,
-    ImportTarget,
-    ListenerInventory,
-    ListenerNode,
-    ModuleGraph,
-    ModuleImport,
-    SourceTrace,
-    WebModule,
-    page_of,
-)
-from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, original, read_source, unavailable
+from rea_plugins.cdp.pagemodel import EventListener
+from rea_plugins.cdp.pagemodel import GeneratedLocation
+from rea_plugins.cdp.pagemodel import ImportCounts
+from rea_plugins.cdp.pagemodel import ImportKind
+from rea_plugins.cdp.pagemodel import ImportTarget
+from rea_plugins.cdp.pagemodel import ListenerInventory
+from rea_plugins.cdp.pagemodel import ListenerNode
+from rea_plugins.cdp.pagemodel import ModuleGraph
+from rea_plugins.cdp.pagemodel import ModuleImport
+from rea_plugins.cdp.pagemodel import SourceTrace
+from rea_plugins.cdp.pagemodel import WebModule
+from rea_plugins.cdp.pagemodel import page_of
+from rea_plugins.cdp.pagescripts import PageScript
+from rea_plugins.cdp.pagescripts import PageSession
+from rea_plugins.cdp.pagescripts import in_scope
+from rea_plugins.cdp.pagescripts import original
+from rea_plugins.cdp.pagescripts import read_source
+from rea_plugins.cdp.pagescripts import unavailable
 
 SCHEMA_VERSION = 1
 OBJECT_GROUP = "rea-listeners"
@@ -202,7 +208,8 @@ def event_listeners(
 def specifiers(source: str) -> list[tuple[ImportKind, str, int]]:
     """Static import specifiers (string literals) of a script: imports, re-exports and literal dynamic imports."""
     import tree_sitter_javascript
-    from tree_sitter import Language, Parser
+    from tree_sitter import Language
+    from tree_sitter import Parser
 
     parser = Parser(Language(tree_sitter_javascript.language()))
     tree = parser.parse(source.encode("utf-8", "surrogatepass"))

@@ -15,14 +15,23 @@ import hashlib
 import threading
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools, origin_of, read_regular, sourcemap
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import devtools
+from rea.plugin import origin_of
+from rea.plugin import read_regular
+from rea.plugin import sourcemap
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pagemodel import OriginalLocation
-from rea_plugins.cdp.targets import attached, file_page_target, page_target
+from rea_plugins.cdp.targets import attached
+from rea_plugins.cdp.targets import file_page_target
+from rea_plugins.cdp.targets import page_target
 from rea_plugins.cdp.urls import sanitize
 
 MAX_SOURCE_LINE = 240

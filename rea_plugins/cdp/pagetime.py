@@ -12,11 +12,17 @@ import bisect
 import threading
 import time
 
-from rea.plugin import CallContext, JSONObject, origin_of
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserRecord
-from rea_plugins.cdp.pagemodel import ListenerNode, Page, page_of
-from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
+from rea_plugins.cdp.pagemodel import ListenerNode
+from rea_plugins.cdp.pagemodel import Page
+from rea_plugins.cdp.pagemodel import page_of
+from rea_plugins.cdp.pagescripts import PageSession
+from rea_plugins.cdp.pagescripts import in_scope
+from rea_plugins.cdp.pagescripts import read_source
 from rea_plugins.cdp.passive import console_text
 from rea_plugins.cdp.urls import sanitize
 
@@ -281,7 +287,8 @@ def _handler_calls(functions: list[tuple[int, int, int]], offset: int) -> int | 
 def observe_execution(
     page: PageSession, observation_ms: int, offset: int, limit: int, ctx: CallContext
 ) -> ExecutionObservation:
-    from rea_plugins.cdp.pageread import describe_node, listeners_of
+    from rea_plugins.cdp.pageread import describe_node
+    from rea_plugins.cdp.pageread import listeners_of
 
     conn, session = page.conn, page.session
     conn.call("Profiler.enable", session=session, ctx=ctx)

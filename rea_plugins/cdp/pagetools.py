@@ -4,26 +4,32 @@ script exports and network captures."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Protocol
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_bool,
-    arg_int,
-    arg_str,
-    arg_strs,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
 from rea_plugins.cdp import schemas
-from rea_plugins.cdp.pagemodel import ListenerInventory, ModuleGraph, NetworkCapture, ScriptExport, SourceTrace
-from rea_plugins.cdp.urls import allowed_origins, page_scope, parse_endpoint
+from rea_plugins.cdp.pagemodel import ListenerInventory
+from rea_plugins.cdp.pagemodel import ModuleGraph
+from rea_plugins.cdp.pagemodel import NetworkCapture
+from rea_plugins.cdp.pagemodel import ScriptExport
+from rea_plugins.cdp.pagemodel import SourceTrace
+from rea_plugins.cdp.urls import allowed_origins
+from rea_plugins.cdp.urls import page_scope
+from rea_plugins.cdp.urls import parse_endpoint
 
 if TYPE_CHECKING:
     from rea_plugins.cdp.pagescripts import PageSession
@@ -39,7 +45,8 @@ MAX_INT32 = 2_147_483_647
 
 
 def pagetime_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
-    from rea_plugins.cdp.pagetime import ExecutionObservation, SessionTimeline
+    from rea_plugins.cdp.pagetime import ExecutionObservation
+    from rea_plugins.cdp.pagetime import SessionTimeline
 
     return SessionTimeline, ExecutionObservation
 
@@ -63,7 +70,8 @@ def bundle_type() -> type[msgspec.Struct]:
 
 
 def electron_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
-    from rea_plugins.cdp.electron import ElectronPage, ElectronTargetList
+    from rea_plugins.cdp.electron import ElectronPage
+    from rea_plugins.cdp.electron import ElectronTargetList
 
     return ElectronTargetList, ElectronPage
 
@@ -250,7 +258,8 @@ def _imports(call: ToolCall) -> Evidence:
 
 
 def _location(call: ToolCall) -> Evidence:
-    from rea.plugin import invalid_request, issue
+    from rea.plugin import invalid_request
+    from rea.plugin import issue
     from rea_plugins.cdp import pageread
     from rea_plugins.cdp.pagescripts import page_session
 

@@ -18,40 +18,45 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, now_iso, origin_of
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
+from rea.plugin import now_iso
+from rea.plugin import origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import png
-from rea_plugins.cdp.model import (
-    BrowserTarget,
-    CaptureWindow,
-    Console,
-    ConsoleEvent,
-    Dom,
-    DomNode,
-    Form,
-    FormField,
-    Frame,
-    Initiator,
-    Inspection,
-    Network,
-    NetworkRequest,
-    PngArtifact,
-    RemovedTool,
-    Resource,
-    SchemaSummary,
-    Screenshot,
-    Script,
-    Scripts,
-    SourceLocation,
-    Storage,
-    TargetRef,
-    WebMcpAnnotations,
-    WebMcpDiscovery,
-    WebMcpTool,
-    WebMcpTools,
-    completeness,
-)
-from rea_plugins.cdp.targets import attached, page_target, version
+from rea_plugins.cdp.model import BrowserTarget
+from rea_plugins.cdp.model import CaptureWindow
+from rea_plugins.cdp.model import Console
+from rea_plugins.cdp.model import ConsoleEvent
+from rea_plugins.cdp.model import Dom
+from rea_plugins.cdp.model import DomNode
+from rea_plugins.cdp.model import Form
+from rea_plugins.cdp.model import FormField
+from rea_plugins.cdp.model import Frame
+from rea_plugins.cdp.model import Initiator
+from rea_plugins.cdp.model import Inspection
+from rea_plugins.cdp.model import Network
+from rea_plugins.cdp.model import NetworkRequest
+from rea_plugins.cdp.model import PngArtifact
+from rea_plugins.cdp.model import RemovedTool
+from rea_plugins.cdp.model import Resource
+from rea_plugins.cdp.model import SchemaSummary
+from rea_plugins.cdp.model import Screenshot
+from rea_plugins.cdp.model import Script
+from rea_plugins.cdp.model import Scripts
+from rea_plugins.cdp.model import SourceLocation
+from rea_plugins.cdp.model import Storage
+from rea_plugins.cdp.model import TargetRef
+from rea_plugins.cdp.model import WebMcpAnnotations
+from rea_plugins.cdp.model import WebMcpDiscovery
+from rea_plugins.cdp.model import WebMcpTool
+from rea_plugins.cdp.model import WebMcpTools
+from rea_plugins.cdp.model import completeness
+from rea_plugins.cdp.targets import attached
+from rea_plugins.cdp.targets import page_target
+from rea_plugins.cdp.targets import version
 
 MAX_CONSOLE_TEXT = 2048
 MAX_SCRIPT_SOURCES = 500

@@ -15,52 +15,57 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Availability,
-    CallContext,
-    JSONObject,
-    JSONValue,
-    ReaError,
-    ScenarioDriver,
-    ScenarioDriverDescriptor,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    origin_of,
-)
+from rea.plugin import Arguments
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
+from rea.plugin import ScenarioDriver
+from rea.plugin import ScenarioDriverDescriptor
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import origin_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import scenario_request as sreq
-from rea_plugins.cdp.actions import Page, StepFailed, run_action
-from rea_plugins.cdp.browser import MEMORY_LIMIT, OwnedBrowser, find_chromium
-from rea_plugins.cdp.model import (
-    Missing,
-    NotRequested,
-    PngCaptured,
-    ScenarioBrowser,
-    ScenarioCapture,
-    ScenarioEvent,
-    ScenarioEvents,
-    ScenarioInfo,
-    ScenarioStep,
-    StepArtifacts,
-    StorageCaptured,
-    StorageSnapshot,
-    StorageValue,
-    TextArtifact,
-    TextCaptured,
-    UrlCaptured,
-    completeness,
-    to_json,
-)
-from rea_plugins.cdp.passive import console_text, grab_png, png_artifact
-from rea_plugins.cdp.targets import attach, target_infos
-from rea_plugins.cdp.urls import in_scope, sanitize
+from rea_plugins.cdp.actions import Page
+from rea_plugins.cdp.actions import StepFailed
+from rea_plugins.cdp.actions import run_action
+from rea_plugins.cdp.browser import MEMORY_LIMIT
+from rea_plugins.cdp.browser import OwnedBrowser
+from rea_plugins.cdp.browser import find_chromium
+from rea_plugins.cdp.model import Missing
+from rea_plugins.cdp.model import NotRequested
+from rea_plugins.cdp.model import PngCaptured
+from rea_plugins.cdp.model import ScenarioBrowser
+from rea_plugins.cdp.model import ScenarioCapture
+from rea_plugins.cdp.model import ScenarioEvent
+from rea_plugins.cdp.model import ScenarioEvents
+from rea_plugins.cdp.model import ScenarioInfo
+from rea_plugins.cdp.model import ScenarioStep
+from rea_plugins.cdp.model import StepArtifacts
+from rea_plugins.cdp.model import StorageCaptured
+from rea_plugins.cdp.model import StorageSnapshot
+from rea_plugins.cdp.model import StorageValue
+from rea_plugins.cdp.model import TextArtifact
+from rea_plugins.cdp.model import TextCaptured
+from rea_plugins.cdp.model import UrlCaptured
+from rea_plugins.cdp.model import completeness
+from rea_plugins.cdp.model import to_json
+from rea_plugins.cdp.passive import console_text
+from rea_plugins.cdp.passive import grab_png
+from rea_plugins.cdp.passive import png_artifact
+from rea_plugins.cdp.targets import attach
+from rea_plugins.cdp.targets import target_infos
+from rea_plugins.cdp.urls import in_scope
+from rea_plugins.cdp.urls import sanitize
 
 VERSION = "0.1.0"
 MAX_EVENT_TEXT = 4096

@@ -10,26 +10,27 @@ from __future__ import annotations
 import os
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    JSONObject,
-    ReaError,
-    Record,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-    open_regular,
-    origin_of,
-)
-from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, parse_origin
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import open_regular
+from rea.plugin import origin_of
+from rea_plugins.cdp.urls import allowed_origins
+from rea_plugins.cdp.urls import parse_endpoint
+from rea_plugins.cdp.urls import parse_origin
 
 START_STEP = "scenario_start"
 DEFAULT_CAPTURE = {

@@ -10,9 +10,15 @@ import copy
 import functools
 import hashlib
 
-from rea.plugin import JSONObject, JSONValue, ToolEffects
-from rea_plugins.cdp.model import Inspection, ScenarioCapture, WebMcpDiscovery, json_schema
-from rea_plugins.cdp.urls import ENDPOINT_PATTERN, ORIGIN_PATTERN
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ToolEffects
+from rea_plugins.cdp.model import Inspection
+from rea_plugins.cdp.model import ScenarioCapture
+from rea_plugins.cdp.model import WebMcpDiscovery
+from rea_plugins.cdp.model import json_schema
+from rea_plugins.cdp.urls import ENDPOINT_PATTERN
+from rea_plugins.cdp.urls import ORIGIN_PATTERN
 
 # What a scenario tool (browser or Electron) may do: both tool modules declare theirs with it.
 SCENARIO_EFFECTS = ToolEffects(

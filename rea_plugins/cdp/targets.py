@@ -6,9 +6,16 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools, origin_of
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import devtools
+from rea.plugin import origin_of
 from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, Excluded, TargetList
+from rea_plugins.cdp.model import BrowserTarget
+from rea_plugins.cdp.model import BrowserVersion
+from rea_plugins.cdp.model import Excluded
+from rea_plugins.cdp.model import TargetList
 
 
 def _text(info: JSONObject, key: str) -> str:

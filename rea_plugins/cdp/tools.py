@@ -2,53 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    canonical_digest,
-    invalid_request,
-    issue,
-)
-from rea_plugins.cdp import compare, passive, schemas, targets
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import canonical_digest
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.cdp import compare
 from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.model import (
-    Inspection,
-    NotRequested,
-    PassiveComparison,
-    ScenarioBrowser,
-    ScenarioCapture,
-    ScenarioComparison,
-    ScenarioEvents,
-    ScenarioInfo,
-    ScenarioStep,
-    Screenshot,
-    ScreenshotComparison,
-    StepArtifacts,
-    TargetList,
-    UrlCaptured,
-    WebMcpDiscovery,
-    completeness,
-    to_json,
-)
-from rea_plugins.cdp.scenario import VERSION, BrowserScenarioDriver
-from rea_plugins.cdp.urls import page_scope, sanitize
+from rea_plugins.cdp import passive
+from rea_plugins.cdp import schemas
+from rea_plugins.cdp import targets
+from rea_plugins.cdp.model import Inspection
+from rea_plugins.cdp.model import NotRequested
+from rea_plugins.cdp.model import PassiveComparison
+from rea_plugins.cdp.model import ScenarioBrowser
+from rea_plugins.cdp.model import ScenarioCapture
+from rea_plugins.cdp.model import ScenarioComparison
+from rea_plugins.cdp.model import ScenarioEvents
+from rea_plugins.cdp.model import ScenarioInfo
+from rea_plugins.cdp.model import ScenarioStep
+from rea_plugins.cdp.model import Screenshot
+from rea_plugins.cdp.model import ScreenshotComparison
+from rea_plugins.cdp.model import StepArtifacts
+from rea_plugins.cdp.model import TargetList
+from rea_plugins.cdp.model import UrlCaptured
+from rea_plugins.cdp.model import WebMcpDiscovery
+from rea_plugins.cdp.model import completeness
+from rea_plugins.cdp.model import to_json
+from rea_plugins.cdp.scenario import VERSION
+from rea_plugins.cdp.scenario import BrowserScenarioDriver
+from rea_plugins.cdp.urls import page_scope
+from rea_plugins.cdp.urls import sanitize
 
 FAMILY = "browser"
 CDP = ProviderIdentity(id="cdp", name="rea Chrome DevTools Protocol tools", version=VERSION)

@@ -6,7 +6,13 @@ import urllib.parse
 
 import msgspec
 
-from rea.plugin import Arguments, arg_str, arg_strs, invalid_request, issue, loopback_endpoint, origin_of
+from rea.plugin import Arguments
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import loopback_endpoint
+from rea.plugin import origin_of
 
 ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
 ORIGIN_PATTERN = r"^https?://[^/?#@\s*]+$"

@@ -14,28 +14,24 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ReaError,
-    die_with_parent,
-    fingerprints,
-    open_regular,
-)
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import die_with_parent
 from rea.plugin import evidence as ev_mod
-from rea_plugins.corpus.model import (
-    BINARY_OPERATION,
-    BinaryOutcome,
-    BinaryRecord,
-    ExportRow,
-    ImportRow,
-    Mitigations,
-    ProcedureHash,
-    YaraMatch,
-)
+from rea.plugin import fingerprints
+from rea.plugin import open_regular
+from rea_plugins.corpus.model import BINARY_OPERATION
+from rea_plugins.corpus.model import BinaryOutcome
+from rea_plugins.corpus.model import BinaryRecord
+from rea_plugins.corpus.model import ExportRow
+from rea_plugins.corpus.model import ImportRow
+from rea_plugins.corpus.model import Mitigations
+from rea_plugins.corpus.model import ProcedureHash
+from rea_plugins.corpus.model import YaraMatch
 
 PAGE = 1000
 _LOCK = threading.Lock()
@@ -182,7 +178,8 @@ def analyse(path: str, options: Options) -> BinaryOutcome:
 
     Never raises for a bad file: a typed error is the record. A MemoryError (the worker's memory bound) is one too.
     """
-    from rea.plugin import Session, default_registry
+    from rea.plugin import Session
+    from rea.plugin import default_registry
 
     session = Session(default_registry())
     ctx = CallContext()

@@ -7,12 +7,17 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError, invalid_request, issue, require_regular
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import require_regular
 from rea_plugins.corpus.model import BinaryRecord
 
 INDEX_VERSION = 1

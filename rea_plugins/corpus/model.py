@@ -6,7 +6,9 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, Paged, Record
+from rea.plugin import JSONObject
+from rea.plugin import Paged
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 BINARY_OPERATION = "triage_corpus_binary"

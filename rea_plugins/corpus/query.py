@@ -7,19 +7,27 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, Evidence, ToolCall, arg_bool, arg_int, arg_str, invalid_request, issue
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
-from rea_plugins.corpus.index import MITIGATIONS, Index, check_pattern
-from rea_plugins.corpus.model import (
-    BinaryChange,
-    BinaryRef,
-    ChangeKind,
-    CorpusComparison,
-    Match,
-    ProcedureChange,
-    QueryPage,
-)
-from rea_plugins.corpus.triage import PROVIDER, profile
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.corpus.index import MITIGATIONS
+from rea_plugins.corpus.index import Index
+from rea_plugins.corpus.index import check_pattern
+from rea_plugins.corpus.model import BinaryChange
+from rea_plugins.corpus.model import BinaryRef
+from rea_plugins.corpus.model import ChangeKind
+from rea_plugins.corpus.model import CorpusComparison
+from rea_plugins.corpus.model import Match
+from rea_plugins.corpus.model import ProcedureChange
+from rea_plugins.corpus.model import QueryPage
+from rea_plugins.corpus.triage import PROVIDER
+from rea_plugins.corpus.triage import profile
 
 QUERIES = ("imports", "strings", "lacks_mitigation", "procedure_hash", "shared_procedures", "libraries", "binaries",
            "failed")  # fmt: skip

@@ -19,8 +19,14 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError, cancelled, invalid_request, issue
-from rea_plugins.corpus.analyse import Options, analyse, start_pool_worker
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import cancelled
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.corpus.analyse import Options
+from rea_plugins.corpus.analyse import analyse
+from rea_plugins.corpus.analyse import start_pool_worker
 from rea_plugins.corpus.model import BinaryOutcome
 from rea_plugins.corpus.walk import Item
 

@@ -5,8 +5,14 @@ Descriptions stay short: hosts send them with every request; docs/corpus.md says
 
 from __future__ import annotations
 
-from rea.plugin import JSONObject, JSONValue, ToolDef, ToolEffects, lazy_handler
-from rea_plugins.corpus.model import CorpusComparison, CorpusTriage, QueryPage
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
+from rea_plugins.corpus.model import CorpusComparison
+from rea_plugins.corpus.model import CorpusTriage
+from rea_plugins.corpus.model import QueryPage
 
 FAMILY = "corpus"
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).

@@ -11,28 +11,29 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    CallContext,
-    Evidence,
-    ProviderIdentity,
-    ReaError,
-    ToolCall,
-    __version__,
-    arg_choice,
-    arg_int,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-    leftovers,
-    read_regular,
-)
+from rea.plugin import CallContext
+from rea.plugin import Evidence
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import __version__
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
 from rea.plugin import evidence as ev_mod
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import leftovers
+from rea.plugin import read_regular
 from rea_plugins.corpus import schedule
 from rea_plugins.corpus.analyse import Options
 from rea_plugins.corpus.index import Index
-from rea_plugins.corpus.model import BinaryOutcome, CorpusTriage, FailureRow
-from rea_plugins.corpus.walk import Item, Walk
+from rea_plugins.corpus.model import BinaryOutcome
+from rea_plugins.corpus.model import CorpusTriage
+from rea_plugins.corpus.model import FailureRow
+from rea_plugins.corpus.walk import Item
+from rea_plugins.corpus.walk import Walk
 
 PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
 MAX_FAILURES_LISTED = 50

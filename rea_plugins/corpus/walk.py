@@ -9,19 +9,17 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    NESTED_SEPARATOR,
-    CallContext,
-    IntegrityPolicy,
-    Limits,
-    ReaError,
-    Registry,
-    Target,
-    Unpacker,
-    identify,
-    read_head,
-    shown,
-)
+from rea.plugin import NESTED_SEPARATOR
+from rea.plugin import CallContext
+from rea.plugin import IntegrityPolicy
+from rea.plugin import Limits
+from rea.plugin import ReaError
+from rea.plugin import Registry
+from rea.plugin import Target
+from rea.plugin import Unpacker
+from rea.plugin import identify
+from rea.plugin import read_head
+from rea.plugin import shown
 from rea_plugins.corpus.model import TriageCounts
 
 

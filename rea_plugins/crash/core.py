@@ -7,7 +7,8 @@ import bisect
 import signal as signals
 import struct
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from rea.plugin import ReaError

@@ -8,45 +8,42 @@ import struct
 from collections.abc import Callable
 from typing import TypeVar
 
-from rea.plugin import (
-    AnalysisClient,
-    Arguments,
-    Evidence,
-    Extents,
-    JSONObject,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    __version__,
-    arg_bool,
-    arg_int,
-    arg_str,
-    identify,
-    invalid_request,
-    issue,
-    next_offset,
-    read_hashed,
-    select,
-    unwind,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import Extents
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import __version__
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import next_offset
+from rea.plugin import read_hashed
+from rea.plugin import select
+from rea.plugin import unwind
 from rea_plugins.crash import core as core_mod
-from rea_plugins.crash.core import Core, CoreThread
-from rea_plugins.crash.model import (
-    Backtrace,
-    Executable,
-    Frame,
-    Location,
-    Mapping,
-    MappingPage,
-    Procedure,
-    RecordedCrash,
-    Signal,
-    Thread,
-    ThreadPage,
-)
+from rea_plugins.crash.core import Core
+from rea_plugins.crash.core import CoreThread
+from rea_plugins.crash.model import Backtrace
+from rea_plugins.crash.model import Executable
+from rea_plugins.crash.model import Frame
+from rea_plugins.crash.model import Location
+from rea_plugins.crash.model import Mapping
+from rea_plugins.crash.model import MappingPage
+from rea_plugins.crash.model import Procedure
+from rea_plugins.crash.model import RecordedCrash
+from rea_plugins.crash.model import Signal
+from rea_plugins.crash.model import Thread
+from rea_plugins.crash.model import ThreadPage
 
 PROVIDER = ProviderIdentity(id="crash", name="rea core file reader (LIEF)", version=__version__)
 OPERATION = "inspect_recorded_crash"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import PageOf, Record
+from rea.plugin import PageOf
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
+from rea.plugin import JSONObject
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
 from rea_plugins.crash.model import RecordedCrash
 
 FAMILY = "crash"

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import ResourceSpec, Session, ToolDef
+    from rea.plugin import ResourceSpec
+    from rea.plugin import Session
+    from rea.plugin import ToolDef
 
 
 @hookimpl
@@ -27,7 +29,8 @@ def read_tool(session: Session, variables: dict[str, str]) -> str:
     in shorter forms, and its effects and requirements."""
     import msgspec
 
-    from rea.plugin import ReaError, tool_entry
+    from rea.plugin import ReaError
+    from rea.plugin import tool_entry
 
     tool = session.registry.tools.get(variables["name"])
     if tool is None:

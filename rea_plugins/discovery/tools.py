@@ -7,28 +7,28 @@ import functools
 import os
 import sys
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    NEGOTIATED_FEATURES,
-    Arguments,
-    JSONObject,
-    JSONValue,
-    Paged,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    ToolMode,
-    __version__,
-    arg_int,
-    arg_str,
-)
+from rea.plugin import NEGOTIATED_FEATURES
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Paged
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import ToolMode
+from rea.plugin import __version__
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 
 if TYPE_CHECKING:
-    from rea.plugin import Session, ToolEntry
+    from rea.plugin import Session
+    from rea.plugin import ToolEntry
 
 # Tools in one page of binary_session's detail "tools".
 TOOL_PAGE = 100
@@ -240,7 +240,10 @@ def _settings(session: Session) -> JSONObject:
 def session_report(session: Session, args: Arguments) -> JSONObject:
     """The full ``binary_session`` result for the current connection (as JSON: the kernel takes a tool's answer
     without Evidence as a JSON object)."""
-    from rea.plugin import COMPLETE, binding_report, catalog_digest, provider_candidates
+    from rea.plugin import COMPLETE
+    from rea.plugin import binding_report
+    from rea.plugin import catalog_digest
+    from rea.plugin import provider_candidates
 
     reg = session.registry
     digest = catalog_digest(reg)

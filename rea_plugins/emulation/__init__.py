@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import SettingSpec, ToolDef
+    from rea.plugin import SettingSpec
+    from rea.plugin import ToolDef
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.emulation.tool import EMULATE_PROCEDURE, EMULATE_RANGE
+    from rea_plugins.emulation.tool import EMULATE_PROCEDURE
+    from rea_plugins.emulation.tool import EMULATE_RANGE
 
     register(EMULATE_PROCEDURE)
     register(EMULATE_RANGE)

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from unicorn import UC_ARCH_ARM, UC_ARCH_ARM64, UC_ARCH_X86, UC_MODE_32, UC_MODE_64, UC_MODE_ARM, UC_MODE_THUMB
+from unicorn import UC_ARCH_ARM
+from unicorn import UC_ARCH_ARM64
+from unicorn import UC_ARCH_X86
+from unicorn import UC_MODE_32
+from unicorn import UC_MODE_64
+from unicorn import UC_MODE_ARM
+from unicorn import UC_MODE_THUMB
 from unicorn import arm64_const as a64
 from unicorn import arm_const as a32
 from unicorn import x86_const as x86

@@ -15,42 +15,45 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from unicorn import (
-    UC_HOOK_CODE,
-    UC_HOOK_INSN,
-    UC_HOOK_INTR,
-    UC_HOOK_MEM_INVALID,
-    UC_MEM_FETCH_PROT,
-    UC_MEM_FETCH_UNMAPPED,
-    UC_MEM_READ_PROT,
-    UC_MEM_READ_UNMAPPED,
-    UC_MEM_WRITE_PROT,
-    UC_MEM_WRITE_UNMAPPED,
-    UC_PROT_ALL,
-    UC_PROT_EXEC,
-    UC_PROT_READ,
-    UC_PROT_WRITE,
-    Uc,
-    UcError,
-    x86_const,
-)
+from unicorn import UC_HOOK_CODE
+from unicorn import UC_HOOK_INSN
+from unicorn import UC_HOOK_INTR
+from unicorn import UC_HOOK_MEM_INVALID
+from unicorn import UC_MEM_FETCH_PROT
+from unicorn import UC_MEM_FETCH_UNMAPPED
+from unicorn import UC_MEM_READ_PROT
+from unicorn import UC_MEM_READ_UNMAPPED
+from unicorn import UC_MEM_WRITE_PROT
+from unicorn import UC_MEM_WRITE_UNMAPPED
+from unicorn import UC_PROT_ALL
+from unicorn import UC_PROT_EXEC
+from unicorn import UC_PROT_READ
+from unicorn import UC_PROT_WRITE
+from unicorn import Uc
+from unicorn import UcError
 from unicorn import unicorn_const as ucc
+from unicorn import x86_const
 
-from rea.plugin import ReaError, elf_relocations, open_regular, relr_slots
-from rea_plugins.emulation.arch import ARCHES, THUMB_MODE, Arch, register_id
-from rea_plugins.emulation.plan import Plan, Value
-from rea_plugins.emulation.shapes import (
-    Buffer,
-    Heap,
-    ImportCall,
-    MemoryWritten,
-    Pointed,
-    ReturnValue,
-    Run,
-    StopInfo,
-    StopReason,
-    WrittenRun,
-)
+from rea.plugin import ReaError
+from rea.plugin import elf_relocations
+from rea.plugin import open_regular
+from rea.plugin import relr_slots
+from rea_plugins.emulation.arch import ARCHES
+from rea_plugins.emulation.arch import THUMB_MODE
+from rea_plugins.emulation.arch import Arch
+from rea_plugins.emulation.arch import register_id
+from rea_plugins.emulation.plan import Plan
+from rea_plugins.emulation.plan import Value
+from rea_plugins.emulation.shapes import Buffer
+from rea_plugins.emulation.shapes import Heap
+from rea_plugins.emulation.shapes import ImportCall
+from rea_plugins.emulation.shapes import MemoryWritten
+from rea_plugins.emulation.shapes import Pointed
+from rea_plugins.emulation.shapes import ReturnValue
+from rea_plugins.emulation.shapes import Run
+from rea_plugins.emulation.shapes import StopInfo
+from rea_plugins.emulation.shapes import StopReason
+from rea_plugins.emulation.shapes import WrittenRun
 
 PAGE = 0x1000
 STUB_SLOT = 16

@@ -12,40 +12,38 @@ from importlib import metadata
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    WorkerChannel,
-    arg_int,
-    arg_list,
-    arg_object,
-    arg_str,
-    invalid_request,
-    issue,
-    memory_limit_setting,
-    python_worker_spec,
-    verify_unchanged,
-)
-from rea_plugins.emulation.plan import (
-    FileRange,
-    Image,
-    Plan,
-    PlanLimits,
-    RelocationTable,
-    Section,
-    Segment,
-    Value,
-)
-from rea_plugins.emulation.shapes import Emulation, Limits, Run
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import WorkerChannel
+from rea.plugin import arg_int
+from rea.plugin import arg_list
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import memory_limit_setting
+from rea.plugin import python_worker_spec
+from rea.plugin import verify_unchanged
+from rea_plugins.emulation.plan import FileRange
+from rea_plugins.emulation.plan import Image
+from rea_plugins.emulation.plan import Plan
+from rea_plugins.emulation.plan import PlanLimits
+from rea_plugins.emulation.plan import RelocationTable
+from rea_plugins.emulation.plan import Section
+from rea_plugins.emulation.plan import Segment
+from rea_plugins.emulation.plan import Value
+from rea_plugins.emulation.shapes import Emulation
+from rea_plugins.emulation.shapes import Limits
+from rea_plugins.emulation.shapes import Run
 
 SUPPORTED = ("x86_64", "x86", "arm64", "arm")
 TOOLSET = "emulation"

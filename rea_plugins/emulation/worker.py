@@ -7,7 +7,8 @@ import sys
 
 import msgspec
 
-from rea.plugin import Route, serve
+from rea.plugin import Route
+from rea.plugin import serve
 from rea_plugins.emulation.plan import Plan
 from rea_plugins.emulation.shapes import Run
 

@@ -16,7 +16,9 @@ TOOL_MODULES = ("rea_plugins.evidence.tools",)
 
 @hookimpl
 def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
-    from rea.plugin import PROVENANCE_URI, ResourceTemplateDef, read_provenance
+    from rea.plugin import PROVENANCE_URI
+    from rea.plugin import ResourceTemplateDef
+    from rea.plugin import read_provenance
 
     register(
         ResourceTemplateDef(

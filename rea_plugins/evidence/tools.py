@@ -5,28 +5,26 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    EVIDENCE_RECORD,
-    LEAN_EVIDENCE_RECORD,
-    AnalysisView,
-    Arguments,
-    CallContext,
-    Evidence,
-    JSONObject,
-    Notebook,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    UnknownsRegistry,
-    UnknownStore,
-    arg_bool,
-    arg_object,
-    arg_str,
-    bundle,
-    views,
-    with_evidence_defs,
-)
+from rea.plugin import EVIDENCE_RECORD
+from rea.plugin import LEAN_EVIDENCE_RECORD
+from rea.plugin import AnalysisView
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import Notebook
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import UnknownsRegistry
+from rea.plugin import UnknownStore
+from rea.plugin import arg_bool
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import bundle
+from rea.plugin import views
+from rea.plugin import with_evidence_defs
 
 EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Paged, Record
+from rea.plugin import Paged
+from rea.plugin import Record
 
 
 class EvmFunction(Record):

@@ -4,37 +4,34 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_str,
-    identify,
-    int_param,
-    invalid_request,
-    issue,
-    next_offset,
-    read_error,
-    read_regular,
-)
-from rea_plugins.evm.shapes import (
-    Bytecode,
-    CborMetadata,
-    EvmFunction,
-    EvmInterface,
-    MetadataEntry,
-    StoragePage,
-    StorageSlot,
-)
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_str
+from rea.plugin import identify
+from rea.plugin import int_param
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import next_offset
+from rea.plugin import read_error
+from rea.plugin import read_regular
+from rea_plugins.evm.shapes import Bytecode
+from rea_plugins.evm.shapes import CborMetadata
+from rea_plugins.evm.shapes import EvmFunction
+from rea_plugins.evm.shapes import EvmInterface
+from rea_plugins.evm.shapes import MetadataEntry
+from rea_plugins.evm.shapes import StoragePage
+from rea_plugins.evm.shapes import StorageSlot
 
 VERSION = "0.1.0"
 # EIP-170 caps deployed code at 24 KiB and EIP-3860 creation code at 48 KiB; a larger input is not a contract.

@@ -18,19 +18,17 @@ from dataclasses import dataclass
 
 import msgspec
 
-from rea.plugin import (
-    OUT_OF_MEMORY,
-    CallContext,
-    OwnedProcess,
-    ReaError,
-    SandboxPolicy,
-    Target,
-    cancelled,
-    leftovers,
-    pinned_copy,
-    python_worker_spec,
-    status_details,
-)
+from rea.plugin import OUT_OF_MEMORY
+from rea.plugin import CallContext
+from rea.plugin import OwnedProcess
+from rea.plugin import ReaError
+from rea.plugin import SandboxPolicy
+from rea.plugin import Target
+from rea.plugin import cancelled
+from rea.plugin import leftovers
+from rea.plugin import pinned_copy
+from rea.plugin import python_worker_spec
+from rea.plugin import status_details
 from rea_plugins.firmware.shapes import Summary
 
 RUNNER = "rea_plugins.firmware.runner"

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from rea_plugins.firmware.shapes import EngineError, Region, Summary
+from rea_plugins.firmware.shapes import EngineError
+from rea_plugins.firmware.shapes import Region
+from rea_plugins.firmware.shapes import Summary
 
 if TYPE_CHECKING:
     from rea.plugin import JSONValue
@@ -94,7 +96,8 @@ def main(argv: list[str]) -> int:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Inherited by the extractors unblob starts: a write past the bound fails with EFBIG, nobody dies of it.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    from unblob.processing import ExtractionConfig, process_file
+    from unblob.processing import ExtractionConfig
+    from unblob.processing import process_file
 
     config = ExtractionConfig(
         extract_root=Path(output),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Paged, Record, ToolStep
+from rea.plugin import Paged
+from rea.plugin import Record
+from rea.plugin import ToolStep
 
 
 class Region(Record):

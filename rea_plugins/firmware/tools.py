@@ -11,36 +11,32 @@ import tempfile
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    ToolStep,
-    arg_str,
-    cancelled,
-    identify,
-    int_param,
-    leftovers,
-    next_offset,
-    retained_reference,
-    sniff_format,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import ToolStep
+from rea.plugin import arg_str
+from rea.plugin import cancelled
+from rea.plugin import identify
+from rea.plugin import int_param
+from rea.plugin import leftovers
+from rea.plugin import next_offset
+from rea.plugin import retained_reference
+from rea.plugin import sniff_format
 from rea_plugins.firmware import run
-from rea_plugins.firmware.shapes import (
-    ExtractedFile,
-    FirmwareExtraction,
-    FirmwareRegions,
-    Listing,
-    NativeBinary,
-    Summary,
-)
+from rea_plugins.firmware.shapes import ExtractedFile
+from rea_plugins.firmware.shapes import FirmwareExtraction
+from rea_plugins.firmware.shapes import FirmwareRegions
+from rea_plugins.firmware.shapes import Listing
+from rea_plugins.firmware.shapes import NativeBinary
+from rea_plugins.firmware.shapes import Summary
 
 VERSION = "0.1.0"
 # An output folder is the caller's once complete, so it carries the kept extraction prefix (never swept by the next
@@ -60,7 +56,8 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 def _provider() -> ProviderIdentity:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
 
     try:
         engine = version("unblob")

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import os
 
-from rea.plugin import (
-    OPERATIONS,
-    Arguments,
-    CallContext,
-    OperationResult,
-    ProcessSpec,
-    ReaError,
-    Target,
-    WorkerChannel,
-    WorkerClient,
-    python_worker_spec,
-    verify_unchanged,
-)
+from rea.plugin import OPERATIONS
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import OperationResult
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import WorkerChannel
+from rea.plugin import WorkerClient
+from rea.plugin import python_worker_spec
+from rea.plugin import verify_unchanged
 from rea_plugins.ghidra.install import Installation
-from rea_plugins.ghidra.settings import DECOMPILE, QUERY, STARTUP, TEST_PREFIX, Limits
+from rea_plugins.ghidra.settings import DECOMPILE
+from rea_plugins.ghidra.settings import QUERY
+from rea_plugins.ghidra.settings import STARTUP
+from rea_plugins.ghidra.settings import TEST_PREFIX
+from rea_plugins.ghidra.settings import Limits
 
 RESOURCE = "ghidra-worker"
 WAITING_INTERVAL_S = 10.0

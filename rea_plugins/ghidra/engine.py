@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 # The start request arrives over the worker protocol as JSON (path, name, sha256, install_dir, max_heap_mb, ...).
-from rea.plugin import JSONObject, ReaError, Reporter, arg_int, arg_str
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea_plugins.ghidra.extract import GhidraSource
 
 DOCTOR = "Run `rea doctor`: it checks GHIDRA_INSTALL_DIR, the JDK and pyghidra."

@@ -9,27 +9,26 @@ record addresses; an external (import) is placed at its thunk (PLT stub) when it
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import (
-    Block,
-    CallSite,
-    Detail,
-    Document,
-    Instruction,
-    Inventory,
-    Name,
-    NameKind,
-    Procedure,
-    ProcedureKind,
-    ReaError,
-    Reference,
-    ReferenceKind,
-    Segment,
-    String,
-    StringEncoding,
-)
+from rea.plugin import Block
+from rea.plugin import CallSite
+from rea.plugin import Detail
+from rea.plugin import Document
+from rea.plugin import Instruction
+from rea.plugin import Inventory
+from rea.plugin import Name
+from rea.plugin import NameKind
+from rea.plugin import Procedure
+from rea.plugin import ProcedureKind
+from rea.plugin import ReaError
+from rea.plugin import Reference
+from rea.plugin import ReferenceKind
+from rea.plugin import Segment
+from rea.plugin import String
+from rea.plugin import StringEncoding
 
 MAX_STRING_CHARS = 1024
 _FORMATS = (("ELF", "elf"), ("Portable Executable", "pe"), ("Mach-O", "mach-o"))
@@ -547,7 +546,8 @@ class GhidraSource:
 
     def _decompiler_for(self) -> Any:
         if self._decompiler is None:
-            from ghidra.app.decompiler import DecompileOptions, DecompInterface  # type: ignore[import-not-found]
+            from ghidra.app.decompiler import DecompileOptions  # type: ignore[import-not-found]
+            from ghidra.app.decompiler import DecompInterface  # type: ignore[import-not-found]
 
             decompiler = DecompInterface()
             decompiler.setOptions(DecompileOptions())

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from rea.plugin import Availability, distribution_version
+from rea.plugin import Availability
+from rea.plugin import distribution_version
 
 # The API layer (rea_plugins/ghidra/extract.py, engine.py) is written against the Ghidra 12 line; pyghidra 3
 # refuses anything older than 12.0.

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from rea.plugin import (
-    OPERATIONS,
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-)
+from rea.plugin import OPERATIONS
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
 from rea_plugins.ghidra import install
-from rea_plugins.ghidra.settings import fake_worker_path, limits_from_env
+from rea_plugins.ghidra.settings import fake_worker_path
+from rea_plugins.ghidra.settings import limits_from_env
 
 FAKE_VERSION = "test-fake"
 
@@ -60,7 +59,8 @@ class GhidraProvider(AnalysisProvider):
         }
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
-        from rea_plugins.ghidra.client import GhidraClient, worker_spec
+        from rea_plugins.ghidra.client import GhidraClient
+        from rea_plugins.ghidra.client import worker_spec
 
         # Validated here too, so a bad value fails the open rather than a later query.
         limits = limits_from_env()

@@ -8,7 +8,9 @@ from typing import Final
 
 import msgspec
 
-from rea.plugin import MAX_INT32, SettingSpec, integer_setting
+from rea.plugin import MAX_INT32
+from rea.plugin import SettingSpec
+from rea.plugin import integer_setting
 
 STARTUP = integer_setting(
     "REA_GHIDRA_STARTUP_TIMEOUT_MS",

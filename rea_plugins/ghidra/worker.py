@@ -12,20 +12,18 @@ import sys
 import time
 from collections.abc import Callable
 
-from rea.plugin import (
-    OPERATIONS,
-    Answers,
-    Arguments,
-    JSONObject,
-    ReaError,
-    Reporter,
-    Result,
-    Route,
-    Source,
-    answer,
-    arg_int,
-    serve,
-)
+from rea.plugin import OPERATIONS
+from rea.plugin import Answers
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import Result
+from rea.plugin import Route
+from rea.plugin import Source
+from rea.plugin import answer
+from rea.plugin import arg_int
+from rea.plugin import serve
 
 # The start request the client sends over the worker protocol (JSON: install_dir, path, name, sha256, ...).
 StartFn = Callable[[JSONObject, Reporter], Source]

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    __version__,
-    arg_int,
-    arg_str,
-    golang,
-    identify,
-    next_offset,
-    read_hashed,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import __version__
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
-from rea_plugins.golang.model import BuildInfo, DepPage, Function, FunctionPage, FunctionTable, GoBinary
+from rea.plugin import golang
+from rea.plugin import identify
+from rea.plugin import next_offset
+from rea.plugin import read_hashed
+from rea_plugins.golang.model import BuildInfo
+from rea_plugins.golang.model import DepPage
+from rea_plugins.golang.model import Function
+from rea_plugins.golang.model import FunctionPage
+from rea_plugins.golang.model import FunctionTable
+from rea_plugins.golang.model import GoBinary
 
 PROVIDER = ProviderIdentity(id="golang", name="rea Go binary reader (pclntab, buildinfo)", version=__version__)
 OPERATION = "inspect_go_binary"

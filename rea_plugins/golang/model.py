@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rea.plugin import GoModule, GoSetting, PageOf, Record
+from rea.plugin import GoModule
+from rea.plugin import GoSetting
+from rea.plugin import PageOf
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 

@@ -20,7 +20,9 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NamedTuple
 
 # The JSON the bridge reads and writes, typed as rea.plugin's JSONValue/JSONObject are: this script runs in Hopper's
 # own Python with the standard library only, so it cannot import them (a recursive alias for the type checker).

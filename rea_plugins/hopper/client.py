@@ -21,28 +21,35 @@ from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisClient,
-    Arguments,
-    CallContext,
-    CloseOutcome,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    OwnedProcess,
-    ProcessSpec,
-    ReaError,
-    Record,
-    Target,
-    cancelled,
-    now_iso,
-    status_details,
-    verify_unchanged,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import OwnedProcess
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import Target
 from rea.plugin import answers as queries
-from rea_plugins.hopper.connection import BridgeConnection, Deadline, ProtocolViolation
-from rea_plugins.hopper.settings import OPERATIONS, REQUEST, STARTUP, TEST_PREFIX, Limits
-from rea_plugins.hopper.source import BridgeAnnotations, HopperSource, ShutdownAck, decoded
+from rea.plugin import cancelled
+from rea.plugin import now_iso
+from rea.plugin import status_details
+from rea.plugin import verify_unchanged
+from rea_plugins.hopper.connection import BridgeConnection
+from rea_plugins.hopper.connection import Deadline
+from rea_plugins.hopper.connection import ProtocolViolation
+from rea_plugins.hopper.settings import OPERATIONS
+from rea_plugins.hopper.settings import REQUEST
+from rea_plugins.hopper.settings import STARTUP
+from rea_plugins.hopper.settings import TEST_PREFIX
+from rea_plugins.hopper.settings import Limits
+from rea_plugins.hopper.source import BridgeAnnotations
+from rea_plugins.hopper.source import HopperSource
+from rea_plugins.hopper.source import ShutdownAck
+from rea_plugins.hopper.source import decoded
 
 T = TypeVar("T")
 RESOURCE = "hopper"

@@ -16,7 +16,12 @@ import socket
 import time
 from collections.abc import Callable
 
-from rea.plugin import CODES, CallContext, JSONObject, JSONValue, ReaError, cancelled
+from rea.plugin import CODES
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
+from rea.plugin import cancelled
 
 MAX_LINE = 10 * 1024 * 1024
 POLL_S = 0.05

@@ -5,18 +5,19 @@ from __future__ import annotations
 import os
 import sys
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-    open_regular,
-)
-from rea_plugins.hopper.settings import LAUNCHER, OPERATIONS, TEST_ANY_HOST, limits_from_env
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import open_regular
+from rea_plugins.hopper.settings import LAUNCHER
+from rea_plugins.hopper.settings import OPERATIONS
+from rea_plugins.hopper.settings import TEST_ANY_HOST
+from rea_plugins.hopper.settings import limits_from_env
 
 DEFAULT_LAUNCHER = "/Applications/Hopper Disassembler.app/Contents/MacOS/hopper"
 REMEDIATION_INSTALL = (

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 
 import msgspec
 
-from rea.plugin import ANSWER_OPERATIONS, MAX_INT32, SettingSpec, integer_setting
+from rea.plugin import ANSWER_OPERATIONS
+from rea.plugin import MAX_INT32
+from rea.plugin import SettingSpec
+from rea.plugin import integer_setting
 
 # What the bridge answers: the engine-neutral answers over its records, and the notebook's annotations at an address.
 OPERATIONS: tuple[str, ...] = (*ANSWER_OPERATIONS, "address_annotations")

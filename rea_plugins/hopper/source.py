@@ -12,25 +12,23 @@ from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Block,
-    CallSite,
-    Detail,
-    Document,
-    Instruction,
-    Inventory,
-    JSONObject,
-    JSONValue,
-    Name,
-    Procedure,
-    Reference,
-    ReferenceKind,
-    Segment,
-    SegmentKind,
-    String,
-    StringEncoding,
-    Target,
-)
+from rea.plugin import Block
+from rea.plugin import CallSite
+from rea.plugin import Detail
+from rea.plugin import Document
+from rea.plugin import Instruction
+from rea.plugin import Inventory
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Name
+from rea.plugin import Procedure
+from rea.plugin import Reference
+from rea.plugin import ReferenceKind
+from rea.plugin import Segment
+from rea.plugin import SegmentKind
+from rea.plugin import String
+from rea.plugin import StringEncoding
+from rea.plugin import Target
 from rea_plugins.hopper.connection import ProtocolViolation
 
 # Sections whose procedures are import stubs (Mach-O stubs, ELF PLT).

@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea.plugin import ResourceDef, ResourceSpec, ResourceTemplateDef, hookimpl
+from rea.plugin import ResourceDef
+from rea.plugin import ResourceSpec
+from rea.plugin import ResourceTemplateDef
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import PromptDef, Session
+    from rea.plugin import PromptDef
+    from rea.plugin import Session
 
 TOOL_MODULES: tuple[str, ...] = ("rea_plugins.investigation.tools",)
 

@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    PageOf,
-    ProviderIdentity,
-    ToolCall,
-    arg_int,
-    arg_list,
-    arg_str,
-    invalid_request,
-    issue,
-    shown_page,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import PageOf
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
 from rea.plugin import __version__ as rea_version
+from rea.plugin import arg_int
+from rea.plugin import arg_list
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import shown_page
 from rea_plugins.investigation.model import Judgement
 
 T = TypeVar("T")

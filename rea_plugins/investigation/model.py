@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import PageOf, Record, UnknownRevision
+from rea.plugin import PageOf
+from rea.plugin import Record
+from rea.plugin import UnknownRevision
 
 SCHEMA_VERSION = 1
 LEDGER_SCHEMA = "ReconstructionObligationLedger/v1"

@@ -7,36 +7,32 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    ToolCall,
-    arg_choice,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    arg_strs,
-    canonical_digest,
-    invalid_request,
-    issue,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
 from rea.plugin import bundle as bundle_mod
+from rea.plugin import canonical_digest
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.investigation import common
-from rea_plugins.investigation.model import (
-    LEDGER_SCHEMA,
-    CallPath,
-    CallPaths,
-    ClaimResult,
-    CoverageCounts,
-    CoverageResult,
-    Obligation,
-    ObligationCoverage,
-    ObligationLedger,
-    PathStep,
-    ReconstructionVerification,
-    Review,
-)
+from rea_plugins.investigation.model import LEDGER_SCHEMA
+from rea_plugins.investigation.model import CallPath
+from rea_plugins.investigation.model import CallPaths
+from rea_plugins.investigation.model import ClaimResult
+from rea_plugins.investigation.model import CoverageCounts
+from rea_plugins.investigation.model import CoverageResult
+from rea_plugins.investigation.model import Obligation
+from rea_plugins.investigation.model import ObligationCoverage
+from rea_plugins.investigation.model import ObligationLedger
+from rea_plugins.investigation.model import PathStep
+from rea_plugins.investigation.model import ReconstructionVerification
+from rea_plugins.investigation.model import Review
 
 Kind = Literal["behaviour", "structure"]
 BEHAVIOUR_PREFIXES = ("capture_", "observe_", "run_", "trace_")

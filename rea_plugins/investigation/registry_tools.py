@@ -2,36 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    SEVERITY_ORDER,
-    UNKNOWN_ID,
-    Arguments,
-    Evidence,
-    Histories,
-    JSONObject,
-    Resolution,
-    Session,
-    ToolCall,
-    UnknownRevision,
-    UnknownStore,
-    arg_int,
-    arg_object,
-    arg_objects,
-    arg_str,
-    arg_strs,
-    conflict,
-    invalid_request,
-    issue,
-    new_id,
-    not_found,
-    sealed,
-)
+from rea.plugin import SEVERITY_ORDER
+from rea.plugin import UNKNOWN_ID
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import Histories
+from rea.plugin import JSONObject
+from rea.plugin import Resolution
+from rea.plugin import Session
+from rea.plugin import ToolCall
+from rea.plugin import UnknownRevision
+from rea.plugin import UnknownStore
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import conflict
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import new_id
+from rea.plugin import not_found
+from rea.plugin import sealed
 from rea_plugins.investigation import common
-from rea_plugins.investigation.model import EvidenceCheck, UnknownList, UnknownResult, UnknownVerification
+from rea_plugins.investigation.model import EvidenceCheck
+from rea_plugins.investigation.model import UnknownList
+from rea_plugins.investigation.model import UnknownResult
+from rea_plugins.investigation.model import UnknownVerification
 
 S = TypeVar("S", bound=msgspec.Struct)
 CONFIDENCE_RANK = {"observed": 2, "derived": 1, "inferred": 0}

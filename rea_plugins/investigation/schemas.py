@@ -3,7 +3,10 @@ every request; docs/investigations.md says the rest."""
 
 from __future__ import annotations
 
-from rea.plugin import JSONObject, JSONValue, evidence_input, with_evidence_defs
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import evidence_input
+from rea.plugin import with_evidence_defs
 
 
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).

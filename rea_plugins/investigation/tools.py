@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import RETAINED_EXAMPLE, JSONObject, ToolDef, ToolEffects, lazy_handler, struct_output_schema
+from rea.plugin import RETAINED_EXAMPLE
+from rea.plugin import JSONObject
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
+from rea.plugin import struct_output_schema
 from rea_plugins.investigation import schemas
-from rea_plugins.investigation.model import (
-    BundleComparison,
-    CallPaths,
-    ChangedBehaviors,
-    Correlation,
-    CoverageResult,
-    ObligationLedger,
-    ReconstructionVerification,
-    UnknownList,
-    UnknownResult,
-    UnknownVerification,
-)
+from rea_plugins.investigation.model import BundleComparison
+from rea_plugins.investigation.model import CallPaths
+from rea_plugins.investigation.model import ChangedBehaviors
+from rea_plugins.investigation.model import Correlation
+from rea_plugins.investigation.model import CoverageResult
+from rea_plugins.investigation.model import ObligationLedger
+from rea_plugins.investigation.model import ReconstructionVerification
+from rea_plugins.investigation.model import UnknownList
+from rea_plugins.investigation.model import UnknownResult
+from rea_plugins.investigation.model import UnknownVerification
 
 TOOLSET = "investigation"
 FAMILY = "investigation"

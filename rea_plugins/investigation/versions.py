@@ -5,30 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    ToolCall,
-    arg_objects,
-    arg_str,
-    canonical_digest,
-    invalid_request,
-    issue,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
 from rea.plugin import UnknownsRegistry as Unknowns
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
 from rea.plugin import bundle as bundle_mod
+from rea.plugin import canonical_digest
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.investigation import common
-from rea_plugins.investigation.model import (
-    BundleComparison,
-    BundleSide,
-    ChangedBehavior,
-    ChangedBehaviors,
-    Correlation,
-    HypothesisJudgement,
-    Membership,
-    PairedObservation,
-    UnknownHistoryDelta,
-)
+from rea_plugins.investigation.model import BundleComparison
+from rea_plugins.investigation.model import BundleSide
+from rea_plugins.investigation.model import ChangedBehavior
+from rea_plugins.investigation.model import ChangedBehaviors
+from rea_plugins.investigation.model import Correlation
+from rea_plugins.investigation.model import HypothesisJudgement
+from rea_plugins.investigation.model import Membership
+from rea_plugins.investigation.model import PairedObservation
+from rea_plugins.investigation.model import UnknownHistoryDelta
 
 
 def _pair_key(ev: Evidence) -> tuple[str, str]:

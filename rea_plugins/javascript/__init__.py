@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import PromptDef, SettingSpec
+    from rea.plugin import PromptDef
+    from rea.plugin import SettingSpec
 
 TOOL_MODULES = ("rea_plugins.javascript.tools",)
 
@@ -23,7 +24,9 @@ def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH, WORKERS
+    from rea_plugins.javascript.settings import WAKARU_MEMORY_MB
+    from rea_plugins.javascript.settings import WAKARU_PATH
+    from rea_plugins.javascript.settings import WORKERS
 
     for setting in (WORKERS, WAKARU_PATH, WAKARU_MEMORY_MB):
         register(setting)

@@ -13,29 +13,37 @@ from collections.abc import Iterator
 
 import msgspec
 
-from rea.plugin import CallContext, JSONObject
-from rea_plugins.javascript import entrypoints, facts, inputs, parallel, sourcemaps, syntax
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea_plugins.javascript import entrypoints
+from rea_plugins.javascript import facts
+from rea_plugins.javascript import inputs
+from rea_plugins.javascript import parallel
+from rea_plugins.javascript import sourcemaps
+from rea_plugins.javascript import syntax
 from rea_plugins.javascript.facts import PendingImport
-from rea_plugins.javascript.inputs import Collected, InputFile
-from rea_plugins.javascript.model import (
-    EMPTY,
-    SCHEMA_VERSION,
-    Application,
-    Coverage,
-    Diagnostic,
-    EntryPoint,
-    ImportEdge,
-    InputSummary,
-    Limits,
-    Module,
-    OriginalLocation,
-    Skipped,
-    SourceMap,
-    SourceMapSource,
-    file_node_id,
-)
-from rea_plugins.javascript.parsed import ParsedFile, parse_file
-from rea_plugins.javascript.resolve import PackageJson, Resolver, read_package_json
+from rea_plugins.javascript.inputs import Collected
+from rea_plugins.javascript.inputs import InputFile
+from rea_plugins.javascript.model import EMPTY
+from rea_plugins.javascript.model import SCHEMA_VERSION
+from rea_plugins.javascript.model import Application
+from rea_plugins.javascript.model import Coverage
+from rea_plugins.javascript.model import Diagnostic
+from rea_plugins.javascript.model import EntryPoint
+from rea_plugins.javascript.model import ImportEdge
+from rea_plugins.javascript.model import InputSummary
+from rea_plugins.javascript.model import Limits
+from rea_plugins.javascript.model import Module
+from rea_plugins.javascript.model import OriginalLocation
+from rea_plugins.javascript.model import Skipped
+from rea_plugins.javascript.model import SourceMap
+from rea_plugins.javascript.model import SourceMapSource
+from rea_plugins.javascript.model import file_node_id
+from rea_plugins.javascript.parsed import ParsedFile
+from rea_plugins.javascript.parsed import parse_file
+from rea_plugins.javascript.resolve import PackageJson
+from rea_plugins.javascript.resolve import Resolver
+from rea_plugins.javascript.resolve import read_package_json
 
 MAX_SKIPPED_LISTED = 1000
 

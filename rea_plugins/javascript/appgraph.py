@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import Arguments, Evidence, JSONObject, ReaError, ToolCall, invalid_request, issue, render
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
 from rea.plugin import evidence as ev_mod
-from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
-from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import render
+from rea_plugins.javascript.application import PROVIDER
+from rea_plugins.javascript.application import VIEW_OPERATION
+from rea_plugins.javascript.model import OPERATION
+from rea_plugins.javascript.model import SCHEMA_VERSION
+from rea_plugins.javascript.model import Application
+from rea_plugins.javascript.model import FunctionRecord
+from rea_plugins.javascript.model import Module
 from rea_plugins.javascript.results import ApplicationSummary
 
 

@@ -4,30 +4,31 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisProfile,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ProviderIdentity,
-    ToolCall,
-    arg_choice,
-    arg_int,
-    arg_object,
-    arg_str,
-    identify,
-)
+from rea.plugin import AnalysisProfile
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
 from rea.plugin import __version__ as rea_version
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
-from rea_plugins.javascript import analyze, facts, inputs, syntax
-from rea_plugins.javascript.model import OPERATION, Application, Limits
-from rea_plugins.javascript.results import (
-    ApplicationSummary,
-    CoverageOverview,
-    InputOverview,
-    ModuleOverview,
-    SourceMapOverview,
-)
+from rea.plugin import identify
+from rea_plugins.javascript import analyze
+from rea_plugins.javascript import facts
+from rea_plugins.javascript import inputs
+from rea_plugins.javascript import syntax
+from rea_plugins.javascript.model import OPERATION
+from rea_plugins.javascript.model import Application
+from rea_plugins.javascript.model import Limits
+from rea_plugins.javascript.results import ApplicationSummary
+from rea_plugins.javascript.results import CoverageOverview
+from rea_plugins.javascript.results import InputOverview
+from rea_plugins.javascript.results import ModuleOverview
+from rea_plugins.javascript.results import SourceMapOverview
 
 PROVIDER = ProviderIdentity(
     id="javascript", name="rea JavaScript application analyzer (tree-sitter)", version=rea_version

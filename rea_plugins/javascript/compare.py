@@ -2,37 +2,47 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ToolCall, arg_bool, arg_int, arg_str, render
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import render
 from rea_plugins.javascript import appgraph
-from rea_plugins.javascript.appgraph import Loaded, normal_path, path_matches
-from rea_plugins.javascript.model import ExportRecord, FunctionRecord, Module
-from rea_plugins.javascript.results import (
-    AmbiguousMatch,
-    BundleMatch,
-    BundleOnly,
-    CoveragePair,
-    EntryPointDiff,
-    EntryPointRef,
-    ExportShapeComparison,
-    ExportSide,
-    FunctionRename,
-    MatchedModule,
-    ModuleBrief,
-    ModuleDifferences,
-    NameDiff,
-    ShapeDifference,
-    SizePair,
-    SourceBundleSummary,
-    SourceMapping,
-    SourceToBundle,
-    VersionComparison,
-    VersionSummary,
-)
+from rea_plugins.javascript.appgraph import Loaded
+from rea_plugins.javascript.appgraph import normal_path
+from rea_plugins.javascript.appgraph import path_matches
+from rea_plugins.javascript.model import ExportRecord
+from rea_plugins.javascript.model import FunctionRecord
+from rea_plugins.javascript.model import Module
+from rea_plugins.javascript.results import AmbiguousMatch
+from rea_plugins.javascript.results import BundleMatch
+from rea_plugins.javascript.results import BundleOnly
+from rea_plugins.javascript.results import CoveragePair
+from rea_plugins.javascript.results import EntryPointDiff
+from rea_plugins.javascript.results import EntryPointRef
+from rea_plugins.javascript.results import ExportShapeComparison
+from rea_plugins.javascript.results import ExportSide
+from rea_plugins.javascript.results import FunctionRename
+from rea_plugins.javascript.results import MatchedModule
+from rea_plugins.javascript.results import ModuleBrief
+from rea_plugins.javascript.results import ModuleDifferences
+from rea_plugins.javascript.results import NameDiff
+from rea_plugins.javascript.results import ShapeDifference
+from rea_plugins.javascript.results import SizePair
+from rea_plugins.javascript.results import SourceBundleSummary
+from rea_plugins.javascript.results import SourceMapping
+from rea_plugins.javascript.results import SourceToBundle
+from rea_plugins.javascript.results import VersionComparison
+from rea_plugins.javascript.results import VersionSummary
 
 MAX_LISTED = 50
 MAX_DIFFERENCES = 100

@@ -6,9 +6,12 @@ import html.parser
 import posixpath
 from collections.abc import Iterable
 
-from rea_plugins.javascript.model import EntryPoint, file_node_id
+from rea_plugins.javascript.model import EntryPoint
+from rea_plugins.javascript.model import file_node_id
 from rea_plugins.javascript.patterns import PathHint
-from rea_plugins.javascript.resolve import PackageJson, Resolver, resolve_hint
+from rea_plugins.javascript.resolve import PackageJson
+from rea_plugins.javascript.resolve import Resolver
+from rea_plugins.javascript.resolve import resolve_hint
 
 MAX_SCRIPTS = 256
 

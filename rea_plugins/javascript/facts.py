@@ -5,29 +5,32 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
 
-from rea.plugin import CallContext, JSONValue
-from rea_plugins.javascript import patterns, syntax
-from rea_plugins.javascript.model import (
-    EMPTY,
-    Assignment,
-    CallSite,
-    Diagnostic,
-    ExportRecord,
-    FunctionRecord,
-    IpcRecord,
-    ReturnSite,
-    Span,
-    StringLiteral,
-    StringSet,
-)
+from rea.plugin import CallContext
+from rea.plugin import JSONValue
+from rea_plugins.javascript import patterns
+from rea_plugins.javascript import syntax
+from rea_plugins.javascript.model import EMPTY
+from rea_plugins.javascript.model import Assignment
+from rea_plugins.javascript.model import CallSite
+from rea_plugins.javascript.model import Diagnostic
+from rea_plugins.javascript.model import ExportRecord
+from rea_plugins.javascript.model import FunctionRecord
+from rea_plugins.javascript.model import IpcRecord
+from rea_plugins.javascript.model import ReturnSite
+from rea_plugins.javascript.model import Span
+from rea_plugins.javascript.model import StringLiteral
+from rea_plugins.javascript.model import StringSet
 from rea_plugins.javascript.patterns import PathHint
 from rea_plugins.javascript.syntax import Shape
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Tree
+    from tree_sitter import Node
+    from tree_sitter import Tree
 
 # Unique strings listed per module; past it the module says how many it holds (a diagnostic, coverage 'string_bounds').
 MAX_STRINGS = 10_000

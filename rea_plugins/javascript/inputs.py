@@ -5,20 +5,21 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Literal
 
-from rea.plugin import (
-    CallContext,
-    JSONObject,
-    ReaError,
-    Registry,
-    Target,
-    select_unpacker,
-)
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
 from rea.plugin import Limits as ArchiveLimits
+from rea.plugin import ReaError
+from rea.plugin import Registry
+from rea.plugin import Target
+from rea.plugin import select_unpacker
 from rea_plugins.javascript import syntax
-from rea_plugins.javascript.model import Integrity, Limits, Skipped
+from rea_plugins.javascript.model import Integrity
+from rea_plugins.javascript.model import Limits
+from rea_plugins.javascript.model import Skipped
 
 DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20, max_modules=100_000)
 AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")

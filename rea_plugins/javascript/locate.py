@@ -8,10 +8,22 @@ import posixpath
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ReaError, ToolCall, arg_int, arg_str, read_regular
-from rea_plugins.javascript import appgraph, patterns, sourcemaps
-from rea_plugins.javascript.model import Module, SourceMap
-from rea_plugins.javascript.results import GeneratedPosition, LocationMapping, MappedFunction, OriginalPosition
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import read_regular
+from rea_plugins.javascript import appgraph
+from rea_plugins.javascript import patterns
+from rea_plugins.javascript import sourcemaps
+from rea_plugins.javascript.model import Module
+from rea_plugins.javascript.model import SourceMap
+from rea_plugins.javascript.results import GeneratedPosition
+from rea_plugins.javascript.results import LocationMapping
+from rea_plugins.javascript.results import MappedFunction
+from rea_plugins.javascript.results import OriginalPosition
 from rea_plugins.javascript.trace import innermost
 
 MAX_LINE_CHARS = 240

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import JSONObject, JSONValue, Record
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 OPERATION = "analyze_javascript_application"

@@ -15,11 +15,17 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, JSONObject, ReaError
-from rea_plugins.javascript import inputs, syntax
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea_plugins.javascript import inputs
+from rea_plugins.javascript import syntax
 from rea_plugins.javascript.inputs import InputFile
-from rea_plugins.javascript.model import Integrity, Limits, Skipped
-from rea_plugins.javascript.parsed import ParsedFile, parse_file
+from rea_plugins.javascript.model import Integrity
+from rea_plugins.javascript.model import Limits
+from rea_plugins.javascript.model import Skipped
+from rea_plugins.javascript.parsed import ParsedFile
+from rea_plugins.javascript.parsed import parse_file
 from rea_plugins.javascript.settings import WORKERS
 
 # Below this much script a worker's start (about 0.3 s: Python, tree-sitter and three grammars) is not repaid.
@@ -223,7 +229,8 @@ def parse(
 ) -> None:
     """Parse ``scripts`` here and in ``workers`` workers, admitting each through ``take`` in order (as the serial
     path does); ``lineage`` receives the workers' observations."""
-    from rea.plugin import WorkerChannel, python_worker_spec
+    from rea.plugin import WorkerChannel
+    from rea.plugin import python_worker_spec
 
     run = _Parallel(scripts, limits, ctx, take)
     spec = python_worker_spec(WORKER_MODULE, resource="javascript-parse-worker", owner="javascript")

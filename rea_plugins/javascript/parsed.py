@@ -7,9 +7,16 @@ import hashlib
 import msgspec
 
 from rea.plugin import CallContext
-from rea_plugins.javascript import facts, syntax
+from rea_plugins.javascript import facts
+from rea_plugins.javascript import syntax
 from rea_plugins.javascript.facts import PendingImport
-from rea_plugins.javascript.model import EMPTY, Diagnostic, Integrity, Module, Span, bundled_node_id, file_node_id
+from rea_plugins.javascript.model import EMPTY
+from rea_plugins.javascript.model import Diagnostic
+from rea_plugins.javascript.model import Integrity
+from rea_plugins.javascript.model import Module
+from rea_plugins.javascript.model import Span
+from rea_plugins.javascript.model import bundled_node_id
+from rea_plugins.javascript.model import file_node_id
 from rea_plugins.javascript.patterns import PathHint
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rea.plugin import PromptArgument, PromptDef
+from rea.plugin import PromptArgument
+from rea.plugin import PromptDef
 
 INVENTORY = PromptDef(
     name="inventory_electron_application",

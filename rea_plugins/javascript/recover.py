@@ -17,20 +17,21 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
-from rea.plugin import (
-    CallContext,
-    JSONObject,
-    ReaError,
-    ToolCall,
-    arg_int,
-    arg_object,
-    arg_str,
-    cancelled,
-    leftovers,
-    read_regular,
-)
-from rea_plugins.javascript.recovered import RecoveredModule, RecoveredSources, Unbundler
-from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import cancelled
+from rea.plugin import leftovers
+from rea.plugin import read_regular
+from rea_plugins.javascript.recovered import RecoveredModule
+from rea_plugins.javascript.recovered import RecoveredSources
+from rea_plugins.javascript.recovered import Unbundler
+from rea_plugins.javascript.settings import WAKARU_MEMORY_MB
+from rea_plugins.javascript.settings import WAKARU_PATH
 
 if TYPE_CHECKING:
     from rea.plugin import OwnedProcess
@@ -89,7 +90,9 @@ def discard(output_directory: str) -> None:
 
 
 def recover(call: ToolCall) -> RecoveredSources:
-    from rea.plugin import OwnedProcess, ProcessSpec, SandboxPolicy
+    from rea.plugin import OwnedProcess
+    from rea.plugin import ProcessSpec
+    from rea.plugin import SandboxPolicy
 
     a = call.args
     ctx = call.ctx

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rea.plugin import Isolation, Paged, Record
+from rea.plugin import Isolation
+from rea.plugin import Paged
+from rea.plugin import Record
 
 
 class RecoveredModule(Record):

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, JSONValue, Paged, Picture, Record
-from rea_plugins.javascript.model import (
-    Assignment,
-    EntryPoint,
-    ModuleKind,
-    OriginalLocation,
-    ParseStatus,
-    ReturnSite,
-)
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Paged
+from rea.plugin import Picture
+from rea.plugin import Record
+from rea_plugins.javascript.model import Assignment
+from rea_plugins.javascript.model import EntryPoint
+from rea_plugins.javascript.model import ModuleKind
+from rea_plugins.javascript.model import OriginalLocation
+from rea_plugins.javascript.model import ParseStatus
+from rea_plugins.javascript.model import ReturnSite
 
 
 class GraphEdge(Record, rename={"source": "from", "target": "to"}):

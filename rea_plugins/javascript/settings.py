@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from rea.plugin import SettingSpec, integer_setting
+from rea.plugin import SettingSpec
+from rea.plugin import integer_setting
 
 MAX_WORKERS = 8
 

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import msgspec
 
-from rea.plugin import MAX_MAP_BYTES, Decoded, JSONObject, Token, decode_data_url, sourcemap
+from rea.plugin import MAX_MAP_BYTES
+from rea.plugin import Decoded
+from rea.plugin import JSONObject
+from rea.plugin import Token
+from rea.plugin import decode_data_url
+from rea.plugin import sourcemap
 from rea_plugins.javascript.model import Diagnostic
 
 __all__ = ["MAX_MAP_BYTES", "Decoded", "Token", "decode", "decode_data_url", "normalize", "parse"]

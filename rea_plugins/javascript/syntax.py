@@ -7,12 +7,15 @@ import re
 import sys
 import threading
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 from rea.plugin import JSONValue
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
+    from tree_sitter import Parser
 
 Language = Literal["javascript", "typescript", "tsx"]
 

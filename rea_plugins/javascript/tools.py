@@ -5,27 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from rea.plugin import (
-    FORMAT_PROPERTY,
-    Evidence,
-    JSONObject,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    evidence_input,
-    lazy_handler,
-    with_evidence_defs,
-)
+from rea.plugin import FORMAT_PROPERTY
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import evidence_input
+from rea.plugin import lazy_handler
+from rea.plugin import with_evidence_defs
 from rea_plugins.javascript.model import Application
-from rea_plugins.javascript.results import (
-    ApplicationSummary,
-    ExportShapeComparison,
-    FeatureTrace,
-    LocationMapping,
-    SemanticsTrace,
-    SourceToBundle,
-    VersionComparison,
-)
+from rea_plugins.javascript.results import ApplicationSummary
+from rea_plugins.javascript.results import ExportShapeComparison
+from rea_plugins.javascript.results import FeatureTrace
+from rea_plugins.javascript.results import LocationMapping
+from rea_plugins.javascript.results import SemanticsTrace
+from rea_plugins.javascript.results import SourceToBundle
+from rea_plugins.javascript.results import VersionComparison
 
 FAMILY = "application"
 
@@ -435,7 +431,8 @@ COMPARE_EXPORTS = _tool(
 def _recover(call: ToolCall) -> Evidence:
     import msgspec
 
-    from rea.plugin import OperationResult, ProviderIdentity
+    from rea.plugin import OperationResult
+    from rea.plugin import ProviderIdentity
     from rea_plugins.javascript import recover
 
     result = recover.recover(call)

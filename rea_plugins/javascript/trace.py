@@ -7,22 +7,28 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ToolCall, arg_choice, arg_int, arg_object, render
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import render
 from rea_plugins.javascript import appgraph
-from rea_plugins.javascript.appgraph import Index, Loaded
-from rea_plugins.javascript.model import FunctionRecord, Module
-from rea_plugins.javascript.results import (
-    FeatureTrace,
-    GraphEdge,
-    Seed,
-    SeedMatch,
-    SemanticsTarget,
-    SemanticsTrace,
-    TracedCall,
-    TracedFunction,
-    TraceLimits,
-    TraceNode,
-)
+from rea_plugins.javascript.appgraph import Index
+from rea_plugins.javascript.appgraph import Loaded
+from rea_plugins.javascript.model import FunctionRecord
+from rea_plugins.javascript.model import Module
+from rea_plugins.javascript.results import FeatureTrace
+from rea_plugins.javascript.results import GraphEdge
+from rea_plugins.javascript.results import Seed
+from rea_plugins.javascript.results import SeedMatch
+from rea_plugins.javascript.results import SemanticsTarget
+from rea_plugins.javascript.results import SemanticsTrace
+from rea_plugins.javascript.results import TracedCall
+from rea_plugins.javascript.results import TracedFunction
+from rea_plugins.javascript.results import TraceLimits
+from rea_plugins.javascript.results import TraceNode
 
 CHECK_EVERY = 256
 Role = Literal["seed", "caller", "exported"]

@@ -9,15 +9,19 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Reporter, serve
-from rea_plugins.javascript.parallel import MAX_FRAME_BYTES, ScriptIn, ScriptOut
+from rea.plugin import Reporter
+from rea.plugin import serve
+from rea_plugins.javascript.parallel import MAX_FRAME_BYTES
+from rea_plugins.javascript.parallel import ScriptIn
+from rea_plugins.javascript.parallel import ScriptOut
 
 
 # ``params``: the kernel's worker Route type, msgpack the frame decoded (the scripts' bytes included, so not JSON),
 # converted to Structs at once.
 def extract(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
     from rea_plugins.javascript import inputs
-    from rea_plugins.javascript.model import Limits, Skipped
+    from rea_plugins.javascript.model import Limits
+    from rea_plugins.javascript.model import Skipped
     from rea_plugins.javascript.parsed import parse_file
 
     limits = msgspec.convert(params.get("limits"), Limits)

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import AnalysisProvider, SettingSpec, ToolDef
+    from rea.plugin import AnalysisProvider
+    from rea.plugin import SettingSpec
+    from rea.plugin import ToolDef
 
 
 @hookimpl
@@ -34,7 +36,8 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea_plugins.lldb.client import ATTACH, MEMORY_LIMIT
+    from rea_plugins.lldb.client import ATTACH
+    from rea_plugins.lldb.client import MEMORY_LIMIT
 
     register(MEMORY_LIMIT)
     register(ATTACH)

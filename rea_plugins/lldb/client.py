@@ -11,38 +11,34 @@ from collections.abc import Sequence
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisClient,
-    Arguments,
-    CallContext,
-    CloseOutcome,
-    Isolation,
-    JSONObject,
-    OperationResult,
-    ProcessSpec,
-    ReaError,
-    SandboxPolicy,
-    Target,
-    WorkerChannel,
-    cancelled,
-    choice_setting,
-    invalid_request,
-    issue,
-    memory_limit_setting,
-    python_worker_spec,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import Isolation
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import SandboxPolicy
+from rea.plugin import Target
+from rea.plugin import WorkerChannel
+from rea.plugin import cancelled
+from rea.plugin import choice_setting
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import memory_limit_setting
+from rea.plugin import python_worker_spec
 from rea_plugins.lldb.locate import debugserver_path
 from rea_plugins.lldb.output import Output
-from rea_plugins.lldb.shapes import (
-    CallEvent,
-    Coverage,
-    Debugger,
-    Launched,
-    LaunchRequest,
-    NativeCallObservation,
-    RunSlice,
-    Slice,
-)
+from rea_plugins.lldb.shapes import CallEvent
+from rea_plugins.lldb.shapes import Coverage
+from rea_plugins.lldb.shapes import Debugger
+from rea_plugins.lldb.shapes import Launched
+from rea_plugins.lldb.shapes import LaunchRequest
+from rea_plugins.lldb.shapes import NativeCallObservation
+from rea_plugins.lldb.shapes import RunSlice
+from rea_plugins.lldb.shapes import Slice
 
 RESOURCE = "lldb-worker"
 LAUNCH_DEADLINE_S = 90.0

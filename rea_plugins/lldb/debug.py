@@ -15,77 +15,71 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    CallContext,
-    CloseOutcome,
-    Evidence,
-    Isolation,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    Record,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    WorkerChannel,
-    arg_bool,
-    arg_int,
-    arg_object,
-    arg_str,
-    arg_strs,
-    identify,
-    invalid_request,
-    issue,
-    procfs,
-    runtime_observations,
-    typelib,
-)
-from rea_plugins.lldb.asks import (
-    AttachPid,
-    DeleteBreakpoint,
-    Emulator,
-    Launch,
-    Look,
-    MemoryAccess,
-    Resume,
-    SetBreakpoint,
-    SetRegister,
-    Watch,
-)
-from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
-from rea_plugins.lldb.debugshapes import (
-    Breakpoint,
-    Breakpoints,
-    DebugResult,
-    Memory,
-    Place,
-    Read,
-    Started,
-    State,
-    Stop,
-    Where,
-    Written,
-)
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import Evidence
+from rea.plugin import Isolation
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import WorkerChannel
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import procfs
+from rea.plugin import runtime_observations
+from rea.plugin import typelib
+from rea_plugins.lldb.asks import AttachPid
+from rea_plugins.lldb.asks import DeleteBreakpoint
+from rea_plugins.lldb.asks import Emulator
+from rea_plugins.lldb.asks import Launch
+from rea_plugins.lldb.asks import Look
+from rea_plugins.lldb.asks import MemoryAccess
+from rea_plugins.lldb.asks import Resume
+from rea_plugins.lldb.asks import SetBreakpoint
+from rea_plugins.lldb.asks import SetRegister
+from rea_plugins.lldb.asks import Watch
+from rea_plugins.lldb.client import LAUNCH_DEADLINE_S
+from rea_plugins.lldb.client import worker_spec
+from rea_plugins.lldb.debugshapes import Breakpoint
+from rea_plugins.lldb.debugshapes import Breakpoints
+from rea_plugins.lldb.debugshapes import DebugResult
+from rea_plugins.lldb.debugshapes import Memory
+from rea_plugins.lldb.debugshapes import Place
+from rea_plugins.lldb.debugshapes import Read
+from rea_plugins.lldb.debugshapes import Started
+from rea_plugins.lldb.debugshapes import State
+from rea_plugins.lldb.debugshapes import Stop
+from rea_plugins.lldb.debugshapes import Where
+from rea_plugins.lldb.debugshapes import Written
 from rea_plugins.lldb.provider import lldb_version
-from rea_plugins.lldb.tool import (
-    ARGUMENTS,
-    ENVIRONMENT,
-    INHERIT_ENVIRONMENT,
-    PROVIDER_ID,
-    _program,
-    environment_of,
-    filesystem_roots,
-    inherited,
-    require_available,
-    working_directory,
-)
+from rea_plugins.lldb.tool import ARGUMENTS
+from rea_plugins.lldb.tool import ENVIRONMENT
+from rea_plugins.lldb.tool import INHERIT_ENVIRONMENT
+from rea_plugins.lldb.tool import PROVIDER_ID
+from rea_plugins.lldb.tool import _program
+from rea_plugins.lldb.tool import environment_of
+from rea_plugins.lldb.tool import filesystem_roots
+from rea_plugins.lldb.tool import inherited
+from rea_plugins.lldb.tool import require_available
+from rea_plugins.lldb.tool import working_directory
 
 TOOLSET = "debug"
 RESOURCE = "lldb-debug-worker"
@@ -340,7 +334,9 @@ def _room(call: ToolCall) -> DebugManager:
 
 def _emulator(program: Target) -> Emulator | None:
     """How the program runs here: natively (None), or under qemu-user for another architecture's Linux ELF."""
-    from rea_plugins.lldb.abi import EMULATOR_PACKAGE, emulator_for, host_mismatch
+    from rea_plugins.lldb.abi import EMULATOR_PACKAGE
+    from rea_plugins.lldb.abi import emulator_for
+    from rea_plugins.lldb.abi import host_mismatch
 
     reason = host_mismatch(program.format, program.architecture)
     if reason is None:

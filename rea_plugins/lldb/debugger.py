@@ -12,29 +12,35 @@ import os
 import resource
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, Route, invalid_request, issue, serve
-from rea_plugins.lldb import asks, launching
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import Route
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import serve
+from rea_plugins.lldb import asks
+from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS
-from rea_plugins.lldb.debugshapes import (
-    Breakpoint,
-    Breakpoints,
-    BreakpointSpec,
-    Exit,
-    Frame,
-    Place,
-    Read,
-    Started,
-    State,
-    StopReason,
-    Thread,
-    Where,
-    Written,
-)
-from rea_plugins.lldb.output import Output, read_capped
+from rea_plugins.lldb.debugshapes import Breakpoint
+from rea_plugins.lldb.debugshapes import Breakpoints
+from rea_plugins.lldb.debugshapes import BreakpointSpec
+from rea_plugins.lldb.debugshapes import Exit
+from rea_plugins.lldb.debugshapes import Frame
+from rea_plugins.lldb.debugshapes import Place
+from rea_plugins.lldb.debugshapes import Read
+from rea_plugins.lldb.debugshapes import Started
+from rea_plugins.lldb.debugshapes import State
+from rea_plugins.lldb.debugshapes import StopReason
+from rea_plugins.lldb.debugshapes import Thread
+from rea_plugins.lldb.debugshapes import Where
+from rea_plugins.lldb.debugshapes import Written
+from rea_plugins.lldb.output import Output
+from rea_plugins.lldb.output import read_capped
 
 T = TypeVar("T")
 POLL_S = 0.0005

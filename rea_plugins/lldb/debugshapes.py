@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Isolation, Record, typelib
+from rea.plugin import Isolation
+from rea.plugin import Record
+from rea.plugin import typelib
 from rea_plugins.lldb.output import Output
 
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import importlib.util
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    Target,
-    TargetSupport,
-    distribution_version,
-)
-from rea_plugins.lldb.abi import ABIS, host_mismatch
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import Target
+from rea.plugin import TargetSupport
+from rea.plugin import distribution_version
+from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.abi import host_mismatch
 from rea_plugins.lldb.locate import debugserver_path
 
 DISTRIBUTION = "lldb-for-pwndbg"

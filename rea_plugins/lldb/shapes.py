@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import Isolation, Record
+from rea.plugin import Isolation
+from rea.plugin import Record
 from rea_plugins.lldb.output import Output
 
 

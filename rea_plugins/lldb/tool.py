@@ -7,33 +7,34 @@ import shutil
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_bool,
-    arg_int,
-    arg_list,
-    arg_object,
-    arg_str,
-    arg_strs,
-    evidence_input,
-    identify,
-    invalid_request,
-    issue,
-    with_evidence_defs,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_list
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import evidence_input
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import with_evidence_defs
 from rea_plugins.lldb.abi import ABIS
-from rea_plugins.lldb.shapes import AddressRequest, ModuleRequest, NativeCallObservation, ObserveRequest
+from rea_plugins.lldb.shapes import AddressRequest
+from rea_plugins.lldb.shapes import ModuleRequest
+from rea_plugins.lldb.shapes import NativeCallObservation
+from rea_plugins.lldb.shapes import ObserveRequest
 
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]

@@ -12,28 +12,31 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Reporter, Route, held, serve
+from rea.plugin import Reporter
+from rea.plugin import Route
+from rea.plugin import held
+from rea.plugin import serve
 from rea_plugins.lldb import launching
-from rea_plugins.lldb.abi import ABIS, Abi
-from rea_plugins.lldb.output import Output, read_capped
-from rea_plugins.lldb.shapes import (
-    AddressBreakpoint,
-    CallEvent,
-    Crash,
-    EntryBreakpoint,
-    FunctionBreakpoint,
-    Launched,
-    LaunchRequest,
-    ModuleBreakpoint,
-    ModuleProcedureBreakpoint,
-    ProgramExit,
-    RegisterValue,
-    ReturnUpdate,
-    RunSlice,
-    Slice,
-    StackFrame,
-    Unresolved,
-)
+from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.abi import Abi
+from rea_plugins.lldb.output import Output
+from rea_plugins.lldb.output import read_capped
+from rea_plugins.lldb.shapes import AddressBreakpoint
+from rea_plugins.lldb.shapes import CallEvent
+from rea_plugins.lldb.shapes import Crash
+from rea_plugins.lldb.shapes import EntryBreakpoint
+from rea_plugins.lldb.shapes import FunctionBreakpoint
+from rea_plugins.lldb.shapes import Launched
+from rea_plugins.lldb.shapes import LaunchRequest
+from rea_plugins.lldb.shapes import ModuleBreakpoint
+from rea_plugins.lldb.shapes import ModuleProcedureBreakpoint
+from rea_plugins.lldb.shapes import ProgramExit
+from rea_plugins.lldb.shapes import RegisterValue
+from rea_plugins.lldb.shapes import ReturnUpdate
+from rea_plugins.lldb.shapes import RunSlice
+from rea_plugins.lldb.shapes import Slice
+from rea_plugins.lldb.shapes import StackFrame
+from rea_plugins.lldb.shapes import Unresolved
 
 # Signals after which a program cannot go on: the observation ends as a crash.
 FATAL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP"})

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import Target, TargetView
+    from rea.plugin import Target
+    from rea.plugin import TargetView
 
 TOOL_MODULES: tuple[str, ...] = ("rea_plugins.managed.tools",)
 

@@ -5,25 +5,30 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import Literal, NamedTuple
+from typing import Literal
+from typing import NamedTuple
 
-from rea.plugin import (
-    Evidence,
-    OperationResult,
-    ReaError,
-    ToolCall,
-    arg_int,
-    arg_str,
-    canonical_digest,
-    identify,
-    invalid_request,
-    issue,
-    open_regular,
-    render,
-)
-from rea_plugins.managed import common, reader
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import canonical_digest
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import open_regular
+from rea.plugin import render
+from rea_plugins.managed import common
+from rea_plugins.managed import reader
 from rea_plugins.managed.artifact import resources
-from rea_plugins.managed.model import GRAPH_OPERATION, SCHEMA_VERSION, EdgeKind, GraphEdge, GraphNode, GraphResult
+from rea_plugins.managed.model import GRAPH_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import EdgeKind
+from rea_plugins.managed.model import GraphEdge
+from rea_plugins.managed.model import GraphNode
+from rea_plugins.managed.model import GraphResult
 from rea_plugins.managed.reader import Image
 from rea_plugins.managed.verify import library_stem
 

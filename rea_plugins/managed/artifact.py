@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Arguments, Evidence, ToolCall
-from rea_plugins.managed import common, reader, signatures, sites
-from rea_plugins.managed.model import (
-    ARTIFACT_OPERATION,
-    SCHEMA_VERSION,
-    ArtifactResult,
-    Attribute,
-    CliFlags,
-    Identity,
-    Reference,
-    Resource,
-    Runtime,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea_plugins.managed import common
+from rea_plugins.managed import reader
+from rea_plugins.managed import signatures
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import ARTIFACT_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import ArtifactResult
+from rea_plugins.managed.model import Attribute
+from rea_plugins.managed.model import CliFlags
+from rea_plugins.managed.model import Identity
+from rea_plugins.managed.model import Reference
+from rea_plugins.managed.model import Resource
+from rea_plugins.managed.model import Runtime
 from rea_plugins.managed.reader import Image
 
 _ASSEMBLY_FLAGS = (

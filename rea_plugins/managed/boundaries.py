@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Evidence, ToolCall
-from rea_plugins.managed import common, il, reader, sites
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea_plugins.managed import common
+from rea_plugins.managed import il
+from rea_plugins.managed import reader
+from rea_plugins.managed import sites
 from rea_plugins.managed.artifact import attributes
-from rea_plugins.managed.model import (
-    BOUNDARIES_OPERATION,
-    SCHEMA_VERSION,
-    BoundariesResult,
-    Crossing,
-    MixedMode,
-    ModuleRefRecord,
-    NativeImport,
-)
-from rea_plugins.managed.reader import Image, token_text
-from rea_plugins.managed.sites import Sites, opened
+from rea_plugins.managed.model import BOUNDARIES_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import BoundariesResult
+from rea_plugins.managed.model import Crossing
+from rea_plugins.managed.model import MixedMode
+from rea_plugins.managed.model import ModuleRefRecord
+from rea_plugins.managed.model import NativeImport
+from rea_plugins.managed.reader import Image
+from rea_plugins.managed.reader import token_text
+from rea_plugins.managed.sites import Sites
+from rea_plugins.managed.sites import opened
 
 _CONVENTIONS = {0x100: "winapi", 0x200: "cdecl", 0x300: "stdcall", 0x400: "thiscall", 0x500: "fastcall"}
 _CHARSETS = {0x0: "none", 0x2: "ansi", 0x4: "unicode", 0x6: "auto"}

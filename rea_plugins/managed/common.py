@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisProfile,
-    Arguments,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    PageOf,
-    ProviderIdentity,
-    Target,
-    ToolCall,
-    arg_bool,
-    arg_int,
-    arg_str,
-    invalid_request,
-    issue,
-    search,
-    shown_page,
-    typed_failures,
-)
+from rea.plugin import AnalysisProfile
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import PageOf
+from rea.plugin import ProviderIdentity
+from rea.plugin import Target
+from rea.plugin import ToolCall
 from rea.plugin import __version__ as rea_version
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import search
+from rea.plugin import shown_page
+from rea.plugin import typed_failures
 from rea_plugins.managed import reader
 from rea_plugins.managed.model import Selection
 

@@ -13,36 +13,39 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    Target,
-    ToolCall,
-    arg_int,
-    arg_object,
-    invalid_request,
-    issue,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_object
 from rea.plugin import evidence as ev_mod
-from rea_plugins.managed import artifact, common, il, members, reader, sites
-from rea_plugins.managed.model import (
-    COMPARE_OPERATION,
-    MEMBERS_OPERATION,
-    SCHEMA_VERSION,
-    ChangeKind,
-    CompareCounts,
-    CompareResult,
-    MemberChange,
-    MembersResult,
-    Version,
-)
-from rea_plugins.managed.reader import Image, token_text
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.managed import artifact
+from rea_plugins.managed import common
+from rea_plugins.managed import il
+from rea_plugins.managed import members
+from rea_plugins.managed import reader
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import COMPARE_OPERATION
+from rea_plugins.managed.model import MEMBERS_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import ChangeKind
+from rea_plugins.managed.model import CompareCounts
+from rea_plugins.managed.model import CompareResult
+from rea_plugins.managed.model import MemberChange
+from rea_plugins.managed.model import MembersResult
+from rea_plugins.managed.model import Version
+from rea_plugins.managed.reader import Image
+from rea_plugins.managed.reader import token_text
 
 DEFAULT_LIMIT = 50
 DEFAULT_DIFF_LINES = 12

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 from dncil.cil.body import CilMethodBody  # type: ignore[import-untyped]
 from dncil.cil.body.reader import CilMethodBodyReaderBase  # type: ignore[import-untyped]

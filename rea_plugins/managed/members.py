@@ -7,19 +7,25 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, Evidence, ToolCall, arg_int, shown_page
-from rea_plugins.managed import common, il, reader, sites
-from rea_plugins.managed.model import (
-    MEMBERS_OPERATION,
-    SCHEMA_VERSION,
-    CallEdge,
-    FieldRecord,
-    MemberRefRecord,
-    MembersResult,
-    MethodRecord,
-    TypeRecord,
-)
-from rea_plugins.managed.reader import Image, token_text
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import shown_page
+from rea_plugins.managed import common
+from rea_plugins.managed import il
+from rea_plugins.managed import reader
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import MEMBERS_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import CallEdge
+from rea_plugins.managed.model import FieldRecord
+from rea_plugins.managed.model import MemberRefRecord
+from rea_plugins.managed.model import MembersResult
+from rea_plugins.managed.model import MethodRecord
+from rea_plugins.managed.model import TypeRecord
+from rea_plugins.managed.reader import Image
+from rea_plugins.managed.reader import token_text
 
 MAX_ANCHORS = 100_000
 MAX_BODY_BYTES = 1 << 24

@@ -21,10 +21,26 @@ from dncil.clr.argument import Argument  # type: ignore[import-untyped]
 from dncil.clr.local import Local  # type: ignore[import-untyped]
 from dncil.clr.token import Token  # type: ignore[import-untyped]
 
-from rea.plugin import Arguments, Evidence, ToolCall, arg_int, arg_str, invalid_request, issue
-from rea_plugins.managed import common, il, members, reader, references, sites
-from rea_plugins.managed.model import METHOD_OPERATION, SCHEMA_VERSION, Handler, HandlerKind, MethodView
-from rea_plugins.managed.reader import Image, token_text
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.managed import common
+from rea_plugins.managed import il
+from rea_plugins.managed import members
+from rea_plugins.managed import reader
+from rea_plugins.managed import references
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import METHOD_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import Handler
+from rea_plugins.managed.model import HandlerKind
+from rea_plugins.managed.model import MethodView
+from rea_plugins.managed.reader import Image
+from rea_plugins.managed.reader import token_text
 
 DEFAULT_LIMIT = 400
 MAX_BODY_BYTES = 1 << 24

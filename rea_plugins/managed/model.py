@@ -6,7 +6,11 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, JSONValue, PageOf, Picture, Record
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import PageOf
+from rea.plugin import Picture
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 ARTIFACT_OPERATION = "inspect_managed_artifact"

@@ -8,20 +8,20 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import (
-    Arguments,
-    ReaError,
-    Target,
-    ToolCall,
-    arg_int,
-    arg_str,
-    confirm_hashed,
-    identify,
-    open_regular,
-    read_error,
-)
+from rea.plugin import Arguments
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import confirm_hashed
+from rea.plugin import identify
+from rea.plugin import open_regular
+from rea.plugin import read_error
 from rea_plugins.managed import signatures
-from rea_plugins.managed.signatures import Blob, Decoder, SignatureError
+from rea_plugins.managed.signatures import Blob
+from rea_plugins.managed.signatures import Decoder
+from rea_plugins.managed.signatures import SignatureError
 
 # dnfile logs every tolerated defect; rea turns the ones that matter into typed errors instead.
 logging.getLogger("dnfile").setLevel(logging.CRITICAL)

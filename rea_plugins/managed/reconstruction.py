@@ -7,29 +7,25 @@ import re
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    ToolCall,
-    arg_object,
-    arg_objects,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.managed import common
-from rea_plugins.managed.model import (
-    MEMBERS_OPERATION,
-    RECONSTRUCTION_OPERATION,
-    SCHEMA_VERSION,
-    Decompiler,
-    Link,
-    MembersResult,
-    ReconstructedMethod,
-    ReconstructionResult,
-)
+from rea_plugins.managed.model import MEMBERS_OPERATION
+from rea_plugins.managed.model import RECONSTRUCTION_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import Decompiler
+from rea_plugins.managed.model import Link
+from rea_plugins.managed.model import MembersResult
+from rea_plugins.managed.model import ReconstructedMethod
+from rea_plugins.managed.model import ReconstructionResult
 
 _TOKEN = re.compile(r"^0x06[0-9a-fA-F]{6}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")

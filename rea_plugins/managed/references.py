@@ -11,17 +11,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rea.plugin import Arguments, Evidence, ToolCall, arg_bool, arg_str, arg_strs, search, shown_page
-from rea_plugins.managed import common, sites
-from rea_plugins.managed.model import (
-    REFERENCES_OPERATION,
-    SCHEMA_VERSION,
-    ReferenceKind,
-    ReferenceMode,
-    ReferenceSite,
-    ReferencesResult,
-    Selection,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_bool
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import search
+from rea.plugin import shown_page
+from rea_plugins.managed import common
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import REFERENCES_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import ReferenceKind
+from rea_plugins.managed.model import ReferenceMode
+from rea_plugins.managed.model import ReferenceSite
+from rea_plugins.managed.model import ReferencesResult
+from rea_plugins.managed.model import Selection
 from rea_plugins.managed.reader import Image
 
 DEFAULT_LIMIT = 50

@@ -5,7 +5,11 @@ Descriptions stay terse: every host sends them with each request; docs/managed.m
 
 from __future__ import annotations
 
-from rea.plugin import FORMAT_PROPERTY, JSONObject, JSONValue, evidence_input, with_evidence_defs
+from rea.plugin import FORMAT_PROPERTY
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import evidence_input
+from rea.plugin import with_evidence_defs
 
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
 # Maxima are enforced by the handlers (common.MAX_PAGE, reader bounds), so the advertised schemas stay lean.

@@ -6,7 +6,8 @@ import struct
 from collections.abc import Callable
 
 # A custom attribute's decoded arguments are the assembly's data (JSON values), not rea records.
-from rea.plugin import JSONObject, JSONValue
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
 
 # A resolver names a TypeDefOrRefOrSpec coded token (table 0 TypeDef, 1 TypeRef, 2 TypeSpec; rid).
 Resolver = Callable[[int, int, int], str]

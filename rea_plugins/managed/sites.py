@@ -20,8 +20,10 @@ from dncil.cil.body import CilMethodBody  # type: ignore[import-untyped]
 from dncil.cil.error import MethodBodyFormatError  # type: ignore[import-untyped]
 from dncil.clr.token import Token  # type: ignore[import-untyped]
 
-from rea.plugin import Target, ToolCall
-from rea_plugins.managed import il, reader
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea_plugins.managed import il
+from rea_plugins.managed import reader
 from rea_plugins.managed.model import ReferenceKind
 from rea_plugins.managed.reader import Image
 

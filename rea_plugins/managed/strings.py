@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, ToolCall, arg_int, search, shown_page
-from rea_plugins.managed import common, sites
-from rea_plugins.managed.model import (
-    SCHEMA_VERSION,
-    STRINGS_OPERATION,
-    Selection,
-    Site,
-    StringsResult,
-    UserString,
-)
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import search
+from rea.plugin import shown_page
+from rea_plugins.managed import common
+from rea_plugins.managed import sites
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import STRINGS_OPERATION
+from rea_plugins.managed.model import Selection
+from rea_plugins.managed.model import Site
+from rea_plugins.managed.model import StringsResult
+from rea_plugins.managed.model import UserString
 from rea_plugins.managed.reader import token_text
 
 DEFAULT_LIMIT = 50

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Arguments, JSONObject, ToolDef, ToolEffects, lazy_handler, retained_reference
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import lazy_handler
+from rea.plugin import retained_reference
 from rea_plugins.managed import schemas
-from rea_plugins.managed.model import (
-    ArtifactResult,
-    BoundariesResult,
-    CompareResult,
-    GraphResult,
-    MembersResult,
-    MethodView,
-    ReconstructionResult,
-    ReferencesResult,
-    StringsResult,
-    VerifyResult,
-)
+from rea_plugins.managed.model import ArtifactResult
+from rea_plugins.managed.model import BoundariesResult
+from rea_plugins.managed.model import CompareResult
+from rea_plugins.managed.model import GraphResult
+from rea_plugins.managed.model import MembersResult
+from rea_plugins.managed.model import MethodView
+from rea_plugins.managed.model import ReconstructionResult
+from rea_plugins.managed.model import ReferencesResult
+from rea_plugins.managed.model import StringsResult
+from rea_plugins.managed.model import VerifyResult
 
 STATIC_FAMILY = "managed"
 WORKFLOW_FAMILY = "application"

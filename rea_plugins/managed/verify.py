@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import re
 
-from rea.plugin import Evidence, JSONObject, ToolCall, arg_list, arg_object, invalid_request, issue
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ToolCall
+from rea.plugin import arg_list
+from rea.plugin import arg_object
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.managed import common
-from rea_plugins.managed.model import (
-    BOUNDARIES_OPERATION,
-    SCHEMA_VERSION,
-    VERIFY_OPERATION,
-    BoundariesResult,
-    ImportVerdict,
-    NativeImport,
-    Status,
-    VerdictCounts,
-    VerifyResult,
-)
+from rea_plugins.managed.model import BOUNDARIES_OPERATION
+from rea_plugins.managed.model import SCHEMA_VERSION
+from rea_plugins.managed.model import VERIFY_OPERATION
+from rea_plugins.managed.model import BoundariesResult
+from rea_plugins.managed.model import ImportVerdict
+from rea_plugins.managed.model import NativeImport
+from rea_plugins.managed.model import Status
+from rea_plugins.managed.model import VerdictCounts
+from rea_plugins.managed.model import VerifyResult
 
 NATIVE_OPERATIONS = ("list_names", "observe_native_calls")
 _SUFFIX = re.compile(r"(\.so(\.\d+)*|\.dll|\.dylib)$")

@@ -6,7 +6,8 @@ Importing this module stays cheap: LIEF and capstone load on first use, inside t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from rea.plugin import hookimpl
 
@@ -23,7 +24,8 @@ def rea_register_analysis_providers(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea_plugins.native.decompile import DECOMPILE_MEMORY_LIMIT, DECOMPILE_TIMEOUT
+    from rea_plugins.native.decompile import DECOMPILE_MEMORY_LIMIT
+    from rea_plugins.native.decompile import DECOMPILE_TIMEOUT
     from rea_plugins.native.provider import MEMORY_LIMIT
 
     register(MEMORY_LIMIT)

@@ -16,18 +16,30 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
+from typing import overload
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
 from rea_plugins.native.image import Image
-from rea_plugins.native.model import Region, regions_only
-from rea_plugins.native.sweep import FLOW, Extra, Facts, Sweeper
+from rea_plugins.native.model import Region
+from rea_plugins.native.model import regions_only
+from rea_plugins.native.sweep import FLOW
+from rea_plugins.native.sweep import Extra
+from rea_plugins.native.sweep import Facts
+from rea_plugins.native.sweep import Sweeper
 
 if TYPE_CHECKING:  # strings imports the index, which imports this module
-    from rea_plugins.native.registers import RegisterRows, RegistersJob
-    from rea_plugins.native.strings import StringColumns, StringsJob
+    from rea_plugins.native.registers import RegisterRows
+    from rea_plugins.native.registers import RegistersJob
+    from rea_plugins.native.strings import StringColumns
+    from rea_plugins.native.strings import StringsJob
 
 ASSIST_BYTES = 1 << 20  # a code region below this is swept alone: the round trip would cost what it saves
 MAX_FILE_BYTES = 32 << 20  # the worker reads the whole file (the server holds it whole below this size too)

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from rea.plugin import ReaError, typelib
+from rea.plugin import ReaError
+from rea.plugin import typelib
 from rea_plugins.native.decompile_worker import Decompiled
 
 _TOKENS = re.compile(

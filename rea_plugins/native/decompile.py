@@ -13,40 +13,39 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisCache,
-    CacheKey,
-    CallContext,
-    JSONObject,
-    ProcessSpec,
-    ReaError,
-    WorkerChannel,
-    default_cache,
-    integer_setting,
-    memory_limit_setting,
-    python_worker_spec,
-)
+from rea.plugin import AnalysisCache
+from rea.plugin import CacheKey
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import WorkerChannel
+from rea.plugin import default_cache
+from rea.plugin import integer_setting
+from rea.plugin import memory_limit_setting
+from rea.plugin import python_worker_spec
 from rea_plugins.native.declared import dist_version
-from rea_plugins.native.decompile_worker import (
-    INSTALL,
-    MAX_FRAME_BYTES,
-    Decompiled,
-    DecompileJob,
-    Flow,
-    FlowJob,
-    LoadJob,
-    Piece,
-)
+from rea_plugins.native.decompile_worker import INSTALL
+from rea_plugins.native.decompile_worker import MAX_FRAME_BYTES
+from rea_plugins.native.decompile_worker import Decompiled
+from rea_plugins.native.decompile_worker import DecompileJob
+from rea_plugins.native.decompile_worker import Flow
+from rea_plugins.native.decompile_worker import FlowJob
+from rea_plugins.native.decompile_worker import LoadJob
+from rea_plugins.native.decompile_worker import Piece
 
 if TYPE_CHECKING:
     from rea.plugin import Target
     from rea_plugins.native.model import Model
-    from rea_plugins.native.program import Proc, Program
+    from rea_plugins.native.program import Proc
+    from rea_plugins.native.program import Program
 
 RESOURCE = "native-decompile-worker"
 DECOMPILE_MEMORY_LIMIT = memory_limit_setting("REA_NATIVE_DECOMPILER_MEMORY_LIMIT_MB", "native decompiler")

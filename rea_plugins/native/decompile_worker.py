@@ -12,11 +12,15 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError, Reporter, serve
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import serve
 
 MAX_FRAME_BYTES = 64 << 20
 # A flat image wider than this (sparse segments far apart) is refused rather than allocated.
@@ -186,11 +190,9 @@ def _c_type(t: Any) -> str:
 def decompile(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     with _LOCK:
         _session()  # a flatline that cannot load is provider_unavailable, before anything is imported from it
-    from flatline import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
-        AnalysisBudget,
-        DecompileRequest,
-        FlatlineError,
-    )
+    from flatline import AnalysisBudget  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from flatline import DecompileRequest  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from flatline import FlatlineError  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     job = msgspec.convert(params, DecompileJob)
     if _STATE.key != job.key:
@@ -267,7 +269,9 @@ def data_flow(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     """Where one call's argument comes from: its defining p-code ops, breadth first, up to ``max_ops``."""
     with _LOCK:
         _session()
-    from flatline import AnalysisBudget, DecompileRequest, FlatlineError  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from flatline import AnalysisBudget  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from flatline import DecompileRequest  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from flatline import FlatlineError  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     flow = msgspec.convert(params, FlowJob)
     job = flow.job

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import NamedTuple
 
 # Flow classes of one instruction.
 FALL = 0  # ordinary: falls through

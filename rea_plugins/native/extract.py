@@ -10,7 +10,13 @@ import msgspec
 
 from rea.plugin import open_regular
 from rea_plugins.native.declared import host_arch
-from rea_plugins.native.model import Import, Linkage, Mitigations, Model, Region, Symbol, WorkerRequest
+from rea_plugins.native.model import Import
+from rea_plugins.native.model import Linkage
+from rea_plugins.native.model import Mitigations
+from rea_plugins.native.model import Model
+from rea_plugins.native.model import Region
+from rea_plugins.native.model import Symbol
+from rea_plugins.native.model import WorkerRequest
 
 
 class ExtractError(Exception):

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Arguments, CallContext, hash_instructions, hexa, next_offset, whole_program_paging
-from rea_plugins.native.rows import FingerprintRow, Fingerprints
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import hash_instructions
+from rea.plugin import hexa
+from rea.plugin import next_offset
+from rea.plugin import whole_program_paging
+from rea_plugins.native.rows import FingerprintRow
+from rea_plugins.native.rows import Fingerprints
 
 
 def answer(ops: Any, params: Arguments, ctx: CallContext) -> Fingerprints:

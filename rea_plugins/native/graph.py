@@ -12,15 +12,25 @@ from __future__ import annotations
 import array
 import itertools
 import operator
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
+from msgspec import UnsetType
 
-from rea.plugin import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows, next_offset
-from rea_plugins.native.index import REF_KINDS, column
-from rea_plugins.native.rows import CallEdgeRow, CallGraphPage
+from rea.plugin import CALL_GRAPH_LEGEND
+from rea.plugin import EDGE_KIND_CODES
+from rea.plugin import CalleeRow
+from rea.plugin import ProgramCallGraphRows
+from rea.plugin import next_offset
+from rea_plugins.native.index import REF_KINDS
+from rea_plugins.native.index import column
+from rea_plugins.native.rows import CallEdgeRow
+from rea_plugins.native.rows import CallGraphPage
 from rea_plugins.native.sweep import NARROW_END
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ import itertools
 import mmap
 from typing import Any
 
-from rea_plugins.native.model import Model, Region
+from rea_plugins.native.model import Model
+from rea_plugins.native.model import Region
 
 
 class Image:

@@ -16,31 +16,45 @@ import itertools
 import re
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any
+from typing import NamedTuple
+from typing import Protocol
 
 import msgspec
 
-from rea.plugin import ReaError, golang
+from rea.plugin import ReaError
+from rea.plugin import golang
 from rea_plugins.native import assist as second_core
-from rea_plugins.native.assist import Assist, Pending, SweepJob, SweptFacts
-from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, Insn, decode, make_decoder
+from rea_plugins.native.assist import Assist
+from rea_plugins.native.assist import Pending
+from rea_plugins.native.assist import SweepJob
+from rea_plugins.native.assist import SweptFacts
+from rea_plugins.native.disasm import CALL
+from rea_plugins.native.disasm import COND
+from rea_plugins.native.disasm import FALL
+from rea_plugins.native.disasm import JUMP
+from rea_plugins.native.disasm import RET
+from rea_plugins.native.disasm import FlowReader
+from rea_plugins.native.disasm import Insn
+from rea_plugins.native.disasm import decode
+from rea_plugins.native.disasm import make_decoder
 from rea_plugins.native.image import Image
 from rea_plugins.native.limits import Limits as Limits  # re-exported: the index's callers name it here
-from rea_plugins.native.model import Model, Region
-from rea_plugins.native.pointers import Slots, find_slots
+from rea_plugins.native.model import Model
+from rea_plugins.native.model import Region
+from rea_plugins.native.pointers import Slots
 from rea_plugins.native.pointers import _elf_type as elf_type
-from rea_plugins.native.sweep import (
-    DATA,
-    FAR,
-    FLOW,
-    NARROW_END,
-    WIDE,
-    BudgetExceeded,
-    Facts,
-    Sweeper,
-    descend,
-    table_targets,
-)
+from rea_plugins.native.pointers import find_slots
+from rea_plugins.native.sweep import DATA
+from rea_plugins.native.sweep import FAR
+from rea_plugins.native.sweep import FLOW
+from rea_plugins.native.sweep import NARROW_END
+from rea_plugins.native.sweep import WIDE
+from rea_plugins.native.sweep import BudgetExceeded
+from rea_plugins.native.sweep import Facts
+from rea_plugins.native.sweep import Sweeper
+from rea_plugins.native.sweep import descend
+from rea_plugins.native.sweep import table_targets
 
 
 class Proc:

@@ -19,12 +19,19 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NamedTuple
 
 import msgspec
 
-from rea.plugin import AnalysisCache, CacheKey, ReaError, __version__, default_cache
+from rea.plugin import AnalysisCache
+from rea.plugin import CacheKey
+from rea.plugin import ReaError
+from rea.plugin import __version__
+from rea.plugin import default_cache
 
 if TYPE_CHECKING:
     from rea_plugins.native.model import Linkage

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
+from msgspec import UnsetType
 
 
 class Region(msgspec.Struct, frozen=True, kw_only=True):

@@ -3,41 +3,46 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    ExportRow,
-    JSONObject,
-    OperationResult,
-    ReaError,
-    Shape,
-    Target,
-    answers,
-    arg_int,
-    arg_str,
-    hexa,
-    invalid_request,
-    issue,
-    looks_like_address,
-    page,
-    paging,
-    parse_address,
-    split_operands,
-    symbolized_text,
-    symbols_of,
-)
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import ExportRow
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import Shape
+from rea.plugin import Target
+from rea.plugin import answers
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import hexa
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import looks_like_address
 from rea.plugin import matcher as search_matcher
-from rea_plugins.native import fingerprints, graph
+from rea.plugin import page
+from rea.plugin import paging
+from rea.plugin import parse_address
+from rea.plugin import split_operands
+from rea.plugin import symbolized_text
+from rea.plugin import symbols_of
+from rea_plugins.native import fingerprints
+from rea_plugins.native import graph
 from rea_plugins.native import rows as R
 from rea_plugins.native.declared import OPERATIONS
 from rea_plugins.native.disasm import Insn
-from rea_plugins.native.dispatch import WINDOW, pointer_table
+from rea_plugins.native.dispatch import WINDOW
+from rea_plugins.native.dispatch import pointer_table
 from rea_plugins.native.model import Region
-from rea_plugins.native.program import Proc, Program, Ref, StringItem
+from rea_plugins.native.program import Proc
+from rea_plugins.native.program import Program
+from rea_plugins.native.program import Ref
+from rea_plugins.native.program import StringItem
 
 MAX_ASSEMBLY = 20_000
 _IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")

@@ -14,9 +14,13 @@ import array
 import bisect
 import itertools
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 
-from rea.plugin import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots
+from rea.plugin import chained_rebase_target
+from rea.plugin import elf_relocations
+from rea.plugin import pe_base_relocations
+from rea.plugin import relr_slots
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Region
 

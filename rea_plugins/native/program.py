@@ -9,36 +9,58 @@ import mmap
 import os
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any
+from typing import NamedTuple
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError
+from rea.plugin import CallContext
+from rea.plugin import ReaError
 from rea_plugins.native import assist as second_core
-from rea_plugins.native import graph, registers
-from rea_plugins.native.assist import Assist, Pending
-from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, arm64_jump_table, decode, x86_jump_table
+from rea_plugins.native import graph
+from rea_plugins.native import registers
+from rea_plugins.native.assist import Assist
+from rea_plugins.native.assist import Pending
+from rea_plugins.native.disasm import COND
+from rea_plugins.native.disasm import JUMP
+from rea_plugins.native.disasm import RET
+from rea_plugins.native.disasm import FlowReader
+from rea_plugins.native.disasm import Insn
+from rea_plugins.native.disasm import arm64_jump_table
+from rea_plugins.native.disasm import decode
+from rea_plugins.native.disasm import x86_jump_table
 from rea_plugins.native.image import Image
-from rea_plugins.native.index import (
-    REF_KINDS,
-    RELEASE_BYTES,
-    Analysis,
-    Proc,
-    ProgramIndex,
-    Ref,
-    RefTable,
-    column,
-    overdue,
-    too_big,
-)
+from rea_plugins.native.index import REF_KINDS
+from rea_plugins.native.index import RELEASE_BYTES
+from rea_plugins.native.index import Analysis
+from rea_plugins.native.index import Proc
+from rea_plugins.native.index import ProgramIndex
+from rea_plugins.native.index import Ref
+from rea_plugins.native.index import RefTable
+from rea_plugins.native.index import column
+from rea_plugins.native.index import overdue
+from rea_plugins.native.index import too_big
 from rea_plugins.native.limits import Limits
-from rea_plugins.native.model import Model, Region
-from rea_plugins.native.registers import RegisterRows, RegistersJob
-from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
-from rea_plugins.native.store import BlockCounts, Store, detached
-from rea_plugins.native.strings import StringColumns, StringItem, Strings, StringsJob, scan_strings, strings_of
-from rea_plugins.native.sweep import Records, decode_batch
+from rea_plugins.native.model import Model
+from rea_plugins.native.model import Region
+from rea_plugins.native.registers import RegisterRows
+from rea_plugins.native.registers import RegistersJob
+from rea_plugins.native.regload import MAX_TARGETS
+from rea_plugins.native.regload import Found
+from rea_plugins.native.regload import Walker
+from rea_plugins.native.store import BlockCounts
+from rea_plugins.native.store import Store
+from rea_plugins.native.store import detached
+from rea_plugins.native.strings import StringColumns
+from rea_plugins.native.strings import StringItem
+from rea_plugins.native.strings import Strings
+from rea_plugins.native.strings import StringsJob
+from rea_plugins.native.strings import scan_strings
+from rea_plugins.native.strings import strings_of
+from rea_plugins.native.sweep import Records
+from rea_plugins.native.sweep import decode_batch
 
 __all__ = ["Block", "Limits", "Proc", "Program", "Ref", "StringItem", "overdue", "too_big"]
 

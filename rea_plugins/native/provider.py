@@ -4,38 +4,45 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import overload
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Arguments,
-    Availability,
-    CallContext,
-    CloseOutcome,
-    Feature,
-    JSONObject,
-    OperationResult,
-    ProcessSpec,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-    WorkerChannel,
-    __version__,
-    memory_limit_setting,
-    python_worker_spec,
-    read_error,
-    verify_unchanged,
-)
-from rea_plugins.native.declared import DECOMPILE_OPERATIONS, OPERATIONS, dist_version
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Arguments
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import Feature
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProcessSpec
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import WorkerChannel
+from rea.plugin import __version__
+from rea.plugin import memory_limit_setting
+from rea.plugin import python_worker_spec
+from rea.plugin import read_error
+from rea.plugin import verify_unchanged
+from rea_plugins.native.declared import DECOMPILE_OPERATIONS
+from rea_plugins.native.declared import OPERATIONS
+from rea_plugins.native.declared import dist_version
 
 if TYPE_CHECKING:
-    from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
-    from rea_plugins.native.decompile import Decompilation, Pool
-    from rea_plugins.native.registers import RegisterRows, RegistersJob
-    from rea_plugins.native.strings import StringColumns, StringsJob
+    from rea_plugins.native.assist import Pending
+    from rea_plugins.native.assist import SweepJob
+    from rea_plugins.native.assist import SweptFacts
+    from rea_plugins.native.decompile import Decompilation
+    from rea_plugins.native.decompile import Pool
+    from rea_plugins.native.registers import RegisterRows
+    from rea_plugins.native.registers import RegistersJob
+    from rea_plugins.native.strings import StringColumns
+    from rea_plugins.native.strings import StringsJob
 
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
@@ -87,7 +94,8 @@ class NativeClient(AnalysisClient):
 
     def decompiler(self) -> Decompilation:
         """This target's decompilation (``rea_plugins.native.decompile.Decompilation``), made on first use."""
-        from rea_plugins.native.decompile import Decompilation, Pool
+        from rea_plugins.native.decompile import Decompilation
+        from rea_plugins.native.decompile import Pool
 
         with self._lock:
             if self._decompiler is None:
@@ -142,7 +150,8 @@ class NativeClient(AnalysisClient):
 
 def _library_signatures() -> Feature:
     """Whether the static libraries that library signatures are built from are installed (globs only: no build)."""
-    from rea_plugins.native.libsigs import ESSENTIAL, locate
+    from rea_plugins.native.libsigs import ESSENTIAL
+    from rea_plugins.native.libsigs import locate
 
     found: list[str] = []
     missing: list[str] = []
@@ -164,7 +173,10 @@ def _signature_profile() -> list[str]:
     """The static libraries library names come from (format, label, SHA-256 prefix) and the patterns' format: another
     glibc names other functions, so its results are other Evidence. The same for every target (a profile reads none
     of its fields); each file is hashed once per process."""
-    from rea_plugins.native.libsigs import KIND, LIBRARIES, library_sha256, locate
+    from rea_plugins.native.libsigs import KIND
+    from rea_plugins.native.libsigs import LIBRARIES
+    from rea_plugins.native.libsigs import library_sha256
+    from rea_plugins.native.libsigs import locate
 
     out = [KIND]
     for fmt, arch in LIBRARIES:
@@ -186,7 +198,8 @@ class NativeProvider(AnalysisProvider):
         self._profile: tuple[Target, JSONObject] | None = None  # the last target's profile (analysis_profile)
 
     def availability(self) -> Availability:
-        from rea_plugins.native.decompile import engine, unavailable
+        from rea_plugins.native.decompile import engine
+        from rea_plugins.native.decompile import unavailable
 
         e = engine()
         if e.available:
@@ -312,10 +325,12 @@ class NativeProvider(AnalysisProvider):
 
     def _parse(self, target: Target, ctx: CallContext) -> Any:
         from rea_plugins.native.declared import host_arch
-        from rea_plugins.native.model import Model, WorkerRequest
+        from rea_plugins.native.model import Model
+        from rea_plugins.native.model import WorkerRequest
 
         timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
-        from rea_plugins.native.assist import ASSIST_BYTES, MAX_FILE_BYTES
+        from rea_plugins.native.assist import ASSIST_BYTES
+        from rea_plugins.native.assist import MAX_FILE_BYTES
 
         # Only a target the worker will be sent work for has it load capstone (several MB it never needs otherwise).
         warm = ASSIST_BYTES <= target.size <= MAX_FILE_BYTES
@@ -339,9 +354,12 @@ class NativeProvider(AnalysisProvider):
     ) -> Pending[Any] | None:
         """``job`` sent to the parse worker from a thread of its own once ``after`` is answered, when the worker
         runs (none is started)."""
-        from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
+        from rea_plugins.native.assist import Pending
+        from rea_plugins.native.assist import SweepJob
+        from rea_plugins.native.assist import SweptFacts
         from rea_plugins.native.registers import RegisterRows
-        from rea_plugins.native.strings import StringColumns, StringsJob
+        from rea_plugins.native.strings import StringColumns
+        from rea_plugins.native.strings import StringsJob
 
         worker = self._worker
         if worker is None or worker.pid is None:

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    DataFlow,
-    FlowStep,
-    JSONObject,
-    OperationResult,
-    PseudoCode,
-    ReaError,
-    Record,
-    arg_object,
-    arg_strs,
-    hexa,
-    invalid_request,
-    issue,
-    no_code_here,
-    parse_address,
-)
-from rea_plugins.native import csource, decompile
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import DataFlow
+from rea.plugin import FlowStep
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import PseudoCode
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import arg_object
+from rea.plugin import arg_strs
+from rea.plugin import hexa
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import no_code_here
+from rea.plugin import parse_address
+from rea_plugins.native import csource
+from rea_plugins.native import decompile
 from rea_plugins.native.decompile_worker import Decompiled
 
 if TYPE_CHECKING:

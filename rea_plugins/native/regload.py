@@ -14,11 +14,16 @@ the procedure's own direct branches backwards, at most ``MAX_VISITS`` (instructi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple, Protocol
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import NamedTuple
+from typing import Protocol
 
 from rea_plugins.native.disasm import Insn
-from rea_plugins.native.dispatch import NUMBER, X86_IMM, family
+from rea_plugins.native.dispatch import NUMBER
+from rea_plugins.native.dispatch import X86_IMM
+from rea_plugins.native.dispatch import family
 
 MAX_VISITS = 512
 MAX_TARGETS = 8

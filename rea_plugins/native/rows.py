@@ -11,11 +11,17 @@ provider's answer as JSON objects).
 from __future__ import annotations
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
+from msgspec import UnsetType
 
-from rea.plugin import DocumentItem, ExportRow, JSONObject, Paged, Record
+from rea.plugin import DocumentItem
+from rea.plugin import ExportRow
 from rea.plugin import ImportRow as LayoutImportRow
-from rea_plugins.native.model import Linkage, Mitigations
+from rea.plugin import JSONObject
+from rea.plugin import Paged
+from rea.plugin import Record
+from rea_plugins.native.model import Linkage
+from rea_plugins.native.model import Mitigations
 
 
 class LibraryRow(Record):

@@ -12,13 +12,21 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import AnalysisCache, AnalysisProvider, CacheKey, ReaError, Target, default_cache, profile_digest
+from rea.plugin import AnalysisCache
+from rea.plugin import AnalysisProvider
+from rea.plugin import CacheKey
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import default_cache
+from rea.plugin import profile_digest
 from rea_plugins.native.graph import CallGraph
-from rea_plugins.native.index import ProgramIndex, RefTable
+from rea_plugins.native.index import ProgramIndex
+from rea_plugins.native.index import RefTable
 from rea_plugins.native.model import Model
 
 # /2: imports say whether they are data (no procedure for an imported variable). /3: a variable an executable

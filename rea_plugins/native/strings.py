@@ -7,17 +7,24 @@ import itertools
 import re
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
+from typing import NamedTuple
+from typing import overload
 
 import msgspec
 
 from rea.plugin import JSONObject
 from rea_plugins.native.assist import FileJob
 from rea_plugins.native.image import Image
-from rea_plugins.native.index import overdue, too_big
+from rea_plugins.native.index import overdue
+from rea_plugins.native.index import too_big
 from rea_plugins.native.limits import Limits
-from rea_plugins.native.model import Region, regions_only
+from rea_plugins.native.model import Region
+from rea_plugins.native.model import regions_only
 
 
 class StringItem(NamedTuple):

@@ -17,24 +17,26 @@ import queue
 import re
 import struct
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
+from typing import NamedTuple
+from typing import overload
 
-from rea_plugins.native.disasm import (
-    CALL,
-    COND,
-    FALL,
-    JUMP,
-    RET,
-    STOP,
-    Flow,
-    FlowReader,
-    Insn,
-    arm64_jump_table,
-    make_decoder,
-    x86_flow,
-    x86_jump_table,
-)
+from rea_plugins.native.disasm import CALL
+from rea_plugins.native.disasm import COND
+from rea_plugins.native.disasm import FALL
+from rea_plugins.native.disasm import JUMP
+from rea_plugins.native.disasm import RET
+from rea_plugins.native.disasm import STOP
+from rea_plugins.native.disasm import Flow
+from rea_plugins.native.disasm import FlowReader
+from rea_plugins.native.disasm import Insn
+from rea_plugins.native.disasm import arm64_jump_table
+from rea_plugins.native.disasm import make_decoder
+from rea_plugins.native.disasm import x86_flow
+from rea_plugins.native.disasm import x86_jump_table
 from rea_plugins.native.dispatch import NUMBER
 
 ReadFn = Callable[[int, int], bytes | None]

@@ -10,7 +10,10 @@ import threading
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError, Reporter, serve
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import serve
 from rea_plugins.native.model import WorkerRequest
 
 MAX_FRAME_BYTES = 1 << 30
@@ -18,7 +21,8 @@ MAX_FRAME_BYTES = 1 << 30
 
 # Each route's ``params`` is the worker protocol's request, JSON the route converts to its job Struct.
 def parse(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
-    from rea_plugins.native.extract import ExtractError, extract
+    from rea_plugins.native.extract import ExtractError
+    from rea_plugins.native.extract import extract
 
     req = msgspec.convert(params, WorkerRequest)
     reporter.progress("parsing the container with LIEF")
@@ -91,11 +95,13 @@ def registers(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     file as it is now, refused when its bytes changed."""
     import os
 
-    from rea_plugins.native.assist import MAX_FILE_BYTES, changed
+    from rea_plugins.native.assist import MAX_FILE_BYTES
+    from rea_plugins.native.assist import changed
     from rea_plugins.native.index import ProgramIndex
     from rea_plugins.native.model import Model
     from rea_plugins.native.program import Program
-    from rea_plugins.native.registers import RegisterRows, RegistersJob
+    from rea_plugins.native.registers import RegisterRows
+    from rea_plugins.native.registers import RegistersJob
 
     job = msgspec.convert(params, RegistersJob)
     if os.path.getsize(job.path) > MAX_FILE_BYTES:

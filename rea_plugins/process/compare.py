@@ -11,36 +11,32 @@ from typing import Literal
 import msgspec
 import re2
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    ReaError,
-    arg_bool,
-    arg_objects,
-    arg_str,
-    compile_pattern,
-    invalid_request,
-    issue,
-)
-from rea_plugins.process.shapes import (
-    CaptureSide,
-    Dimensions,
-    ExitComparison,
-    ExitFacts,
-    FamilyComparison,
-    FamilyShape,
-    FileDifference,
-    FileKey,
-    FilesComparison,
-    NormalizationApplied,
-    OutputComparison,
-    Pair,
-    ProcessCapture,
-    ProcessComparison,
-    Status,
-    StreamComparison,
-    Volatile,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import arg_bool
+from rea.plugin import arg_objects
+from rea.plugin import arg_str
+from rea.plugin import compile_pattern
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.process.shapes import CaptureSide
+from rea_plugins.process.shapes import Dimensions
+from rea_plugins.process.shapes import ExitComparison
+from rea_plugins.process.shapes import ExitFacts
+from rea_plugins.process.shapes import FamilyComparison
+from rea_plugins.process.shapes import FamilyShape
+from rea_plugins.process.shapes import FileDifference
+from rea_plugins.process.shapes import FileKey
+from rea_plugins.process.shapes import FilesComparison
+from rea_plugins.process.shapes import NormalizationApplied
+from rea_plugins.process.shapes import OutputComparison
+from rea_plugins.process.shapes import Pair
+from rea_plugins.process.shapes import ProcessCapture
+from rea_plugins.process.shapes import ProcessComparison
+from rea_plugins.process.shapes import Status
+from rea_plugins.process.shapes import StreamComparison
+from rea_plugins.process.shapes import Volatile
 
 MAX_DIFF_LINES = 200
 Change = Literal["created", "modified", "deleted"]

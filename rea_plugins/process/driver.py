@@ -18,44 +18,44 @@ import time
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Availability,
-    CallContext,
-    CloseOutcome,
-    Isolation,
-    JSONObject,
-    OwnedProcess,
-    ProcessSpec,
-    ReaError,
-    SandboxPolicy,
-    ScenarioDriver,
-    ScenarioDriverDescriptor,
-    arg_bool,
-    arg_ints,
-    arg_str,
-    cancelled,
-    confine,
-    invalid_request,
-    issue,
-    procfs,
-    reap_session_zombies,
-    signal_if,
-    status_details,
-    unsandboxed,
-)
-from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT, Family, Stream, file_changes, snapshot
-from rea_plugins.process.shapes import (
-    Checkpoint,
-    Cleanup,
-    ExitRecord,
-    FileChanges,
-    Interaction,
-    Lifecycle,
-    ProcessCapture,
-    Signal,
-    Terminal,
-)
+from rea.plugin import Arguments
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import Isolation
+from rea.plugin import JSONObject
+from rea.plugin import OwnedProcess
+from rea.plugin import ProcessSpec
+from rea.plugin import ReaError
+from rea.plugin import SandboxPolicy
+from rea.plugin import ScenarioDriver
+from rea.plugin import ScenarioDriverDescriptor
+from rea.plugin import arg_bool
+from rea.plugin import arg_ints
+from rea.plugin import arg_str
+from rea.plugin import cancelled
+from rea.plugin import confine
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import procfs
+from rea.plugin import reap_session_zombies
+from rea.plugin import signal_if
+from rea.plugin import status_details
+from rea.plugin import unsandboxed
+from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT
+from rea_plugins.process.observe import Family
+from rea_plugins.process.observe import Stream
+from rea_plugins.process.observe import file_changes
+from rea_plugins.process.observe import snapshot
+from rea_plugins.process.shapes import Checkpoint
+from rea_plugins.process.shapes import Cleanup
+from rea_plugins.process.shapes import ExitRecord
+from rea_plugins.process.shapes import FileChanges
+from rea_plugins.process.shapes import Interaction
+from rea_plugins.process.shapes import Lifecycle
+from rea_plugins.process.shapes import ProcessCapture
+from rea_plugins.process.shapes import Signal
+from rea_plugins.process.shapes import Terminal
 
 VERSION = "0.1.0"
 RESOURCE = "process-scenario"

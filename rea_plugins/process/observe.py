@@ -9,8 +9,15 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError, confine, open_regular, procfs
-from rea_plugins.process.shapes import FamilyMember, FileEntry, OutputStream, ProcessFamily
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import confine
+from rea.plugin import open_regular
+from rea.plugin import procfs
+from rea_plugins.process.shapes import FamilyMember
+from rea_plugins.process.shapes import FileEntry
+from rea_plugins.process.shapes import OutputStream
+from rea_plugins.process.shapes import ProcessFamily
 
 LINEAGE_SNAPSHOT_LIMIT = 16
 

@@ -6,7 +6,9 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Isolation, JSONObject, Record
+from rea.plugin import Isolation
+from rea.plugin import JSONObject
+from rea.plugin import Record
 
 
 class OutputStream(Record):

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ProviderIdentity,
-    ReaError,
-    ScenarioDriver,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_object,
-    arg_objects,
-    evidence_input,
-    identify,
-    invalid_request,
-    issue,
-    with_evidence_defs,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import ScenarioDriver
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import evidence_input
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import with_evidence_defs
 from rea_plugins.process.compare import compare
-from rea_plugins.process.driver import DEFAULT_INHERIT, DEFAULT_LIMITS, VERSION
-from rea_plugins.process.shapes import ProcessCapture, ProcessComparison
+from rea_plugins.process.driver import DEFAULT_INHERIT
+from rea_plugins.process.driver import DEFAULT_LIMITS
+from rea_plugins.process.driver import VERSION
+from rea_plugins.process.shapes import ProcessCapture
+from rea_plugins.process.shapes import ProcessComparison
 
 DRIVER_ID = "process"
 STRINGS: JSONObject = {"type": "array", "items": {"type": "string"}}

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 @hookimpl
 def rea_register_projections(register: Callable[[Projection], None]) -> None:
-    from rea_plugins.projections.profiles import CompactProjection, FullProjection
+    from rea_plugins.projections.profiles import CompactProjection
+    from rea_plugins.projections.profiles import FullProjection
 
     register(FullProjection())
     register(CompactProjection())

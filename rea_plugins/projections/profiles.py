@@ -10,16 +10,14 @@ import copy
 import json
 from collections.abc import Callable
 
-from rea.plugin import (
-    COMPACT_INPUT_SCHEMA_BUDGET_BYTES,
-    JSONObject,
-    JSONValue,
-    Projection,
-    ProjectionDescriptor,
-    first_sentence,
-    flatten_root_union,
-    json_type,
-)
+from rea.plugin import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Projection
+from rea.plugin import ProjectionDescriptor
+from rea.plugin import first_sentence
+from rea.plugin import flatten_root_union
+from rea.plugin import json_type
 
 ALL_JSON_TYPES = ["object", "array", "string", "number", "integer", "boolean", "null"]
 _ANNOTATIONS = ("description", "examples", "default", "title", "$comment")

@@ -6,18 +6,17 @@ radare2 runs in that worker through its C library; a crash, a hang or a memory s
 
 from __future__ import annotations
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    OperationResult,
-    Target,
-    WorkerChannel,
-    WorkerClient,
-    python_worker_spec,
-    verify_unchanged,
-)
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import OperationResult
+from rea.plugin import Target
+from rea.plugin import WorkerChannel
+from rea.plugin import WorkerClient
+from rea.plugin import python_worker_spec
+from rea.plugin import verify_unchanged
 from rea_plugins.radare2.options import Limits
-from rea_plugins.radare2.worker import LOADER_OPS, OPERATIONS
+from rea_plugins.radare2.worker import LOADER_OPS
+from rea_plugins.radare2.worker import OPERATIONS
 
 RESOURCE = "radare2-worker"
 TIMEOUT_REMEDIATION = (

@@ -3,30 +3,33 @@
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
+from collections import defaultdict
 from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CalleeItem,
-    CallerItem,
-    InsnRow,
-    JSONObject,
-    ReaError,
-    ReferenceKind,
-    SentReferenceItem,
-    XrefItem,
-    answers,
-    arg_object,
-    arg_str,
-    callgraph,
-)
-from rea_plugins.radare2.engine import integer, list_of
-from rea_plugins.radare2.facts import Indirect, Symbolizer
+from rea.plugin import Arguments
+from rea.plugin import CalleeItem
+from rea.plugin import CallerItem
+from rea.plugin import InsnRow
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import ReferenceKind
+from rea.plugin import SentReferenceItem
+from rea.plugin import XrefItem
+from rea.plugin import answers
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import callgraph
+from rea_plugins.radare2.engine import integer
+from rea_plugins.radare2.engine import list_of
+from rea_plugins.radare2.facts import Indirect
+from rea_plugins.radare2.facts import Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
-from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
+from rea_plugins.radare2.program import MAX_BLOCK_BYTES
+from rea_plugins.radare2.program import Proc
+from rea_plugins.radare2.program import Program
 from rea_plugins.radare2.rows import CalleeKind
 from rea_plugins.radare2.types import Applied
 

@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from rea.plugin import JSONObject
-from rea_plugins.radare2.engine import integer, list_of
+from rea_plugins.radare2.engine import integer
+from rea_plugins.radare2.engine import list_of
 
 MAX_ENTRIES = 1024
 _X86_LEGACY = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx"}

@@ -11,7 +11,9 @@ import ctypes
 import json
 import os
 
-from rea.plugin import JSONObject, JSONValue, ReaError
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ReaError
 
 UT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 R_PERM_R = 4

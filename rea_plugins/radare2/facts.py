@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, answers, split_operands, symbolized_text, symbols_of
-from rea_plugins.radare2.dispatch import Resolver, family
-from rea_plugins.radare2.engine import integer, list_of
-from rea_plugins.radare2.program import Proc, Program
-from rea_plugins.radare2.rows import CallSiteRow, CallTarget, DataInspection, InstructionFacts, TypeRow
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import answers
+from rea.plugin import split_operands
+from rea.plugin import symbolized_text
+from rea.plugin import symbols_of
+from rea_plugins.radare2.dispatch import Resolver
+from rea_plugins.radare2.dispatch import family
+from rea_plugins.radare2.engine import integer
+from rea_plugins.radare2.engine import list_of
+from rea_plugins.radare2.program import Proc
+from rea_plugins.radare2.program import Program
+from rea_plugins.radare2.rows import CallSiteRow
+from rea_plugins.radare2.rows import CallTarget
+from rea_plugins.radare2.rows import DataInspection
+from rea_plugins.radare2.rows import InstructionFacts
+from rea_plugins.radare2.rows import TypeRow
 from rea_plugins.radare2.slots import SlotFinder
 
 CALL_TYPES = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall"})

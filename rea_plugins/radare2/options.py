@@ -9,16 +9,14 @@ from typing import Final
 
 import msgspec
 
-from rea.plugin import (
-    MAX_INT32,
-    JSONObject,
-    SettingSpec,
-    choice_setting,
-    default_memory_limit_mb,
-    distribution_version,
-    engine_rows,
-    integer_setting,
-)
+from rea.plugin import MAX_INT32
+from rea.plugin import JSONObject
+from rea.plugin import SettingSpec
+from rea.plugin import choice_setting
+from rea.plugin import default_memory_limit_mb
+from rea.plugin import distribution_version
+from rea.plugin import engine_rows
+from rea.plugin import integer_setting
 
 REMEDIATION_INSTALL = "pip install 'rea-reverse[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.

@@ -10,41 +10,42 @@ import platform
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    AddressedName,
-    AddressedString,
-    Arguments,
-    ContainingProcedure,
-    ExportRow,
-    ImportRow,
-    JSONObject,
-    NameItem,
-    NameKind,
-    ProcedureItem,
-    ProcedureKind,
-    ProcedureRef,
-    ReaError,
-    RegionRow,
-    SegmentItem,
-    StringItem,
-    answers,
-    engine_rows,
-    pe_imports,
-    unwind,
-)
-from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of, object_of
+from rea.plugin import AddressedName
+from rea.plugin import AddressedString
+from rea.plugin import Arguments
+from rea.plugin import ContainingProcedure
+from rea.plugin import ExportRow
+from rea.plugin import ImportRow
+from rea.plugin import JSONObject
+from rea.plugin import NameItem
+from rea.plugin import NameKind
+from rea.plugin import ProcedureItem
+from rea.plugin import ProcedureKind
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import RegionRow
+from rea.plugin import SegmentItem
+from rea.plugin import StringItem
+from rea.plugin import answers
+from rea.plugin import engine_rows
+from rea.plugin import pe_imports
+from rea.plugin import unwind
+from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK
+from rea_plugins.radare2.engine import Core
+from rea_plugins.radare2.engine import integer
+from rea_plugins.radare2.engine import list_of
+from rea_plugins.radare2.engine import object_of
 from rea_plugins.radare2.options import CONFIG
-from rea_plugins.radare2.rows import (
-    AnalysisStats,
-    Layout,
-    Linkage,
-    Mitigations,
-    SlicedDocument,
-)
+from rea_plugins.radare2.rows import AnalysisStats
+from rea_plugins.radare2.rows import Layout
+from rea_plugins.radare2.rows import Linkage
+from rea_plugins.radare2.rows import Mitigations
+from rea_plugins.radare2.rows import SlicedDocument
 
 Progress = Callable[[str], None]
 

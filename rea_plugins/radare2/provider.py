@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-)
-from rea_plugins.radare2.options import (
-    REMEDIATION_INSTALL,
-    Limits,
-    dist_version,
-    library_dir,
-    limits_from_env,
-    profile_parameters,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea_plugins.radare2.options import REMEDIATION_INSTALL
+from rea_plugins.radare2.options import Limits
+from rea_plugins.radare2.options import dist_version
+from rea_plugins.radare2.options import library_dir
+from rea_plugins.radare2.options import limits_from_env
+from rea_plugins.radare2.options import profile_parameters
 from rea_plugins.radare2.worker import OPERATIONS as WORKER_OPERATIONS
 
 OPERATIONS = tuple(sorted(WORKER_OPERATIONS))

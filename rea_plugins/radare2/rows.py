@@ -7,7 +7,13 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import DocumentItem, ExportRow, ImportRow, JSONObject, ProcedureRef, Record, RegionRow
+from rea.plugin import DocumentItem
+from rea.plugin import ExportRow
+from rea.plugin import ImportRow
+from rea.plugin import JSONObject
+from rea.plugin import ProcedureRef
+from rea.plugin import Record
+from rea.plugin import RegionRow
 
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
 

@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import (
-    INIT_ARRAYS,
-    METADATA_SECTIONS,
-    chained_rebase_target,
-    elf_relocations,
-    pe_base_relocations,
-    relr_slots,
-    words,
-)
-from rea_plugins.radare2.engine import integer, list_of
+from rea.plugin import INIT_ARRAYS
+from rea.plugin import METADATA_SECTIONS
+from rea.plugin import chained_rebase_target
+from rea.plugin import elf_relocations
+from rea.plugin import pe_base_relocations
+from rea.plugin import relr_slots
+from rea.plugin import words
+from rea_plugins.radare2.engine import integer
+from rea_plugins.radare2.engine import list_of
 
 # ELF relocation types whose target is base + addend (RELATIVE), and those of a symbol's address.
 _RELATIVE = {62: {8}, 183: {1027}, 40: {23}, 3: {8}}  # x86-64, aarch64, arm, i386

@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea.plugin import JSONObject, arg_object, arg_strs, types_key
+from rea.plugin import JSONObject
+from rea.plugin import arg_object
+from rea.plugin import arg_strs
+from rea.plugin import types_key
 
 # ``typedef <type words> <name>;`` with no declarator: the only typedefs spelled out textually.
 _PLAIN_TYPEDEF = re.compile(r"^typedef ((?:(?:struct|union|enum) )?[A-Za-z_][\w ]*?) ([A-Za-z_]\w*);$")

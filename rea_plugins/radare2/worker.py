@@ -10,7 +10,15 @@ import sys
 import tempfile
 from typing import Any
 
-from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, held, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Reporter
+from rea.plugin import Route
+from rea.plugin import arg_str
+from rea.plugin import held
+from rea.plugin import operation_routes
+from rea.plugin import pinned_copy
+from rea.plugin import serve
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {

@@ -12,24 +12,29 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError, devtools, invalid_request, issue, origin_of
-from rea_plugins.runtime.model import (
-    ExecutionContext,
-    ParsedScript,
-    RuntimeConsoleEvent,
-    RuntimeException,
-    RuntimeExcluded,
-    RuntimeKind,
-    RuntimeObservation,
-    RuntimeTarget,
-    RuntimeTargetList,
-    RuntimeVersion,
-    ScriptCounts,
-    ScriptScope,
-)
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import devtools
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import origin_of
+from rea_plugins.runtime.model import ExecutionContext
+from rea_plugins.runtime.model import ParsedScript
+from rea_plugins.runtime.model import RuntimeConsoleEvent
+from rea_plugins.runtime.model import RuntimeException
+from rea_plugins.runtime.model import RuntimeExcluded
+from rea_plugins.runtime.model import RuntimeKind
+from rea_plugins.runtime.model import RuntimeObservation
+from rea_plugins.runtime.model import RuntimeTarget
+from rea_plugins.runtime.model import RuntimeTargetList
+from rea_plugins.runtime.model import RuntimeVersion
+from rea_plugins.runtime.model import ScriptCounts
+from rea_plugins.runtime.model import ScriptScope
 
 INSPECTOR = devtools.Peer(
     noun="the inspector",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Paged, Record
+from rea.plugin import Paged
+from rea.plugin import Record
 
 RuntimeKind = Literal["node", "electron-main", "electron-preload", "electron-renderer"]
 # Where a parsed script came from: the application (a file inside allowed_file_roots, or an allowed origin), the

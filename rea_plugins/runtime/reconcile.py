@@ -15,35 +15,32 @@ import os
 import posixpath
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    ReaError,
-    ToolCall,
-    arg_int,
-    arg_object,
-    arg_objects,
-    as_object,
-    invalid_request,
-    invoke,
-    issue,
-    next_offset,
-    retained_reference,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_objects
+from rea.plugin import as_object
+from rea.plugin import invalid_request
+from rea.plugin import invoke
+from rea.plugin import issue
+from rea.plugin import next_offset
+from rea.plugin import retained_reference
 from rea_plugins.runtime.inspector import file_path
-from rea_plugins.runtime.model import (
-    LoadedKnown,
-    LoadedUnknown,
-    MatchKind,
-    NeverLoaded,
-    ReconcileCounts,
-    ReconcilePage,
-    RuntimeReconciliation,
-    UnknownReason,
-)
+from rea_plugins.runtime.model import LoadedKnown
+from rea_plugins.runtime.model import LoadedUnknown
+from rea_plugins.runtime.model import MatchKind
+from rea_plugins.runtime.model import NeverLoaded
+from rea_plugins.runtime.model import ReconcileCounts
+from rea_plugins.runtime.model import ReconcilePage
+from rea_plugins.runtime.model import RuntimeReconciliation
+from rea_plugins.runtime.model import UnknownReason
 
 STATIC_TOOL = "analyze_javascript_application"
 OBSERVE_TOOL = "observe_javascript_runtime"

@@ -4,35 +4,31 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Confidence,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProviderIdentity,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_choice,
-    arg_int,
-    arg_list,
-    arg_object,
-    arg_str,
-    arg_strs,
-    evidence_input,
-    with_evidence_defs,
-)
+from rea.plugin import Arguments
+from rea.plugin import Confidence
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
 from rea.plugin import __version__ as rea_version
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_list
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import evidence_input
+from rea.plugin import with_evidence_defs
 from rea_plugins.runtime import inspector
-from rea_plugins.runtime.model import (
-    RuntimeKind,
-    RuntimeObservation,
-    RuntimeObservationSummary,
-    RuntimeReconciliation,
-    RuntimeTargetList,
-)
+from rea_plugins.runtime.model import RuntimeKind
+from rea_plugins.runtime.model import RuntimeObservation
+from rea_plugins.runtime.model import RuntimeObservationSummary
+from rea_plugins.runtime.model import RuntimeReconciliation
+from rea_plugins.runtime.model import RuntimeTargetList
 
 FAMILY = "runtime"
 PROVIDER = ProviderIdentity(id="v8-inspector", name="rea V8 inspector tools", version=rea_version)

@@ -14,26 +14,25 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    CODES,
-    OUT_OF_MEMORY,
-    CanonicalError,
-    JSONObject,
-    OwnedProcess,
-    ReaError,
-    SandboxPolicy,
-    ToolCall,
-    cancelled,
-    canonical_json,
-    frames,
-    invoke,
-    memory_exhausted,
-    now_iso,
-    python_worker_spec,
-    status_details,
-    unknown_tool,
-)
-from rea_plugins.scripting import protocol, settings
+from rea.plugin import CODES
+from rea.plugin import OUT_OF_MEMORY
+from rea.plugin import CanonicalError
+from rea.plugin import JSONObject
+from rea.plugin import OwnedProcess
+from rea.plugin import ReaError
+from rea.plugin import SandboxPolicy
+from rea.plugin import ToolCall
+from rea.plugin import cancelled
+from rea.plugin import canonical_json
+from rea.plugin import frames
+from rea.plugin import invoke
+from rea.plugin import memory_exhausted
+from rea.plugin import now_iso
+from rea.plugin import python_worker_spec
+from rea.plugin import status_details
+from rea.plugin import unknown_tool
+from rea_plugins.scripting import protocol
+from rea_plugins.scripting import settings
 from rea_plugins.scripting.shapes import ScriptRun
 
 TOOL_NAME = "run_analysis_script"

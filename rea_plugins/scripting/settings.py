@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rea.plugin import SettingSpec, integer_setting
+from rea.plugin import SettingSpec
+from rea.plugin import integer_setting
 
 
 def _flag(raw: str) -> bool:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import hashlib
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ProviderIdentity,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_object,
-    arg_str,
-)
-from rea_plugins.scripting.runner import TOOL_NAME, ScriptRunner
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea_plugins.scripting.runner import TOOL_NAME
+from rea_plugins.scripting.runner import ScriptRunner
 from rea_plugins.scripting.shapes import ScriptRun
 
 VERSION = "1"

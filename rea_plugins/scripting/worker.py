@@ -19,7 +19,11 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, JSONValue, claim_protocol_pipes, frames
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import claim_protocol_pipes
+from rea.plugin import frames
 from rea_plugins.scripting import protocol
 
 SCRIPT_TRACEBACK_CHARS = 8000

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import SettingSpec, ToolDef
+    from rea.plugin import SettingSpec
+    from rea.plugin import ToolDef
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea.plugin import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
+    from rea.plugin import CALL_TOOL_BY_NAME_DEF
+    from rea.plugin import SEARCH_TOOLS_DEF
     from rea_plugins.session.tools import TOOLS
 
     for tool in TOOLS:
@@ -25,7 +27,8 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea.plugin import LEDGER_MEMORY_MB, MAX_OPEN_TARGETS
+    from rea.plugin import LEDGER_MEMORY_MB
+    from rea.plugin import MAX_OPEN_TARGETS
 
     register(MAX_OPEN_TARGETS)
     register(LEDGER_MEMORY_MB)

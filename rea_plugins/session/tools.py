@@ -7,21 +7,19 @@ import re
 
 import msgspec
 
-from rea.plugin import (
-    TOOLSET_ALIASES,
-    JSONObject,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_bool,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-    not_advertised,
-)
+from rea.plugin import TOOLSET_ALIASES
+from rea.plugin import JSONObject
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_bool
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import not_advertised
 
 # Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
 PROVIDER_CHOICE_SCHEMA: JSONObject = {
@@ -99,7 +97,8 @@ def _answer(record: Record) -> JSONObject:
 
 
 def _open_binary(call: ToolCall) -> JSONObject:
-    from rea.plugin import binding_report, of_session
+    from rea.plugin import binding_report
+    from rea.plugin import of_session
 
     session = call.session
     alias = arg_str(call.args, "alias")

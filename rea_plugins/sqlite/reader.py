@@ -16,7 +16,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, Target, cancelled, leftovers, open_regular, pinned_copy
+from rea.plugin import CallContext
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import cancelled
+from rea.plugin import leftovers
+from rea.plugin import open_regular
+from rea.plugin import pinned_copy
 from rea_plugins.sqlite.shapes import Value
 
 MAGIC = b"SQLite format 3\x00"

@@ -6,7 +6,8 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Paged, Record
+from rea.plugin import Paged
+from rea.plugin import Record
 
 
 class Column(Record):

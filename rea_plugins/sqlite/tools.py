@@ -7,25 +7,27 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    Paged,
-    ProviderIdentity,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_str,
-    identify,
-    int_param,
-    invalid_request,
-    issue,
-    next_offset,
-    read_head,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import Paged
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_str
+from rea.plugin import identify
+from rea.plugin import int_param
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import next_offset
+from rea.plugin import read_head
 from rea_plugins.sqlite import reader
-from rea_plugins.sqlite.shapes import Column, DatabaseFacts, Rows, SchemaObject, SqliteDatabase
+from rea_plugins.sqlite.shapes import Column
+from rea_plugins.sqlite.shapes import DatabaseFacts
+from rea_plugins.sqlite.shapes import Rows
+from rea_plugins.sqlite.shapes import SchemaObject
+from rea_plugins.sqlite.shapes import SqliteDatabase
 
 VERSION = "0.1.0"
 PROVIDER = ProviderIdentity(id="sqlite", name="rea SQLite reader (Python sqlite3)", version=VERSION)

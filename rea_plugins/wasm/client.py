@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from rea.plugin import (
-    AnalysisClient,
-    Answers,
-    Arguments,
-    Block,
-    CallContext,
-    CallSite,
-    Detail,
-    Document,
-    Inventory,
-    Name,
-    OperationResult,
-    Procedure,
-    ReaError,
-    Reference,
-    Segment,
-    Snapshot,
-    SnapshotSource,
-    String,
-    Target,
-    answer,
-    read_pinned,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import Answers
+from rea.plugin import Arguments
+from rea.plugin import Block
+from rea.plugin import CallContext
+from rea.plugin import CallSite
+from rea.plugin import Detail
+from rea.plugin import Document
 from rea.plugin import Instruction as Insn
+from rea.plugin import Inventory
+from rea.plugin import Name
+from rea.plugin import OperationResult
+from rea.plugin import Procedure
+from rea.plugin import ReaError
+from rea.plugin import Reference
+from rea.plugin import Segment
+from rea.plugin import Snapshot
+from rea.plugin import SnapshotSource
+from rea.plugin import String
+from rea.plugin import Target
+from rea.plugin import answer
+from rea.plugin import read_pinned
 from rea_plugins.wasm import inspect
-from rea_plugins.wasm.inspect import Model, Report, json_int, json_list, json_objects
+from rea_plugins.wasm.inspect import Model
+from rea_plugins.wasm.inspect import Report
+from rea_plugins.wasm.inspect import json_int
+from rea_plugins.wasm.inspect import json_list
+from rea_plugins.wasm.inspect import json_objects
 from rea_plugins.wasm.limits import MAX_FILE_BYTES
 
 

@@ -9,46 +9,43 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    PageOf,
-    ProviderIdentity,
-    ReaError,
-    Target,
-    ToolCall,
-    __version__,
-    arg_int,
-    arg_str,
-    identify,
-    invalid_request,
-    issue,
-    page_of,
-    read_hashed,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import PageOf
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import __version__
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea.plugin import evidence as ev_mod
+from rea.plugin import identify
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import page_of
+from rea.plugin import read_hashed
 from rea_plugins.wasm.limits import MAGIC as MAGIC
 from rea_plugins.wasm.limits import MAX_FILE_BYTES as MAX_FILE_BYTES
-from rea_plugins.wasm.model import (
-    Disassembly,
-    Export,
-    Function,
-    Import,
-    Instruction,
-    Memory,
-    Producer,
-    Producers,
-    Section,
-    WasmModule,
-    WasmString,
-)
+from rea_plugins.wasm.model import Disassembly
+from rea_plugins.wasm.model import Export
+from rea_plugins.wasm.model import Function
+from rea_plugins.wasm.model import Import
+from rea_plugins.wasm.model import Instruction
+from rea_plugins.wasm.model import Memory
+from rea_plugins.wasm.model import Producer
+from rea_plugins.wasm.model import Producers
+from rea_plugins.wasm.model import Section
+from rea_plugins.wasm.model import WasmModule
+from rea_plugins.wasm.model import WasmString
 
 PROVIDER = ProviderIdentity(id="wasm", name="rea WebAssembly reader (wasm-tools)", version=__version__)
 OPERATION = "inspect_wasm_artifact"

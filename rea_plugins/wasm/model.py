@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rea.plugin import PageOf, Record
+from rea.plugin import PageOf
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 

@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import os
 
-from rea.plugin import (
-    CORE_OPERATIONS,
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CallContext,
-    JSONObject,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-    TargetSupport,
-    __version__,
-    distribution_version,
-    open_regular,
-)
+from rea.plugin import CORE_OPERATIONS
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import JSONObject
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import TargetSupport
+from rea.plugin import __version__
+from rea.plugin import distribution_version
+from rea.plugin import open_regular
 from rea_plugins.wasm.limits import MAGIC
 
 # xrefs is left out: data and code addresses share numbers here, and the conformance rows hold xrefs to native's.

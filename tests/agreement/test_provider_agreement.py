@@ -12,12 +12,17 @@ from rea import hookimpl
 from rea import registry as registry_mod
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, CloseOutcome, OperationResult
+from rea.providers import AnalysisClient
+from rea.providers import AnalysisProvider
+from rea.providers import Availability
+from rea.providers import CloseOutcome
+from rea.providers import OperationResult
 from rea.providers import ProviderDescriptor as Descriptor
 from rea.registry import Registry
 from rea.session import Session
 from rea.target import Target
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.native.provider import NativeProvider
 from rea_plugins.radare2.options import library_dir
 from tests.fixtures.native.native_fixtures import native_fixtures

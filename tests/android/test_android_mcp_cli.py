@@ -11,7 +11,10 @@ from typing import Any
 import androidfixtures as fx
 import anyio
 
-from tests.mcp.harness import call_structured, connect, error_of, server_env
+from tests.mcp.harness import call_structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
+from tests.mcp.harness import server_env
 
 TOOLS = (
     "inspect_android_package",

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from androidquestions import QUESTIONS, ask
+from androidquestions import QUESTIONS
+from androidquestions import ask
 
 from rea_plugins.android.tools import TOOLS
 from tests.mcp.harness import connect

@@ -11,7 +11,8 @@ import pytest
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 GREETER = "com.example.rea.Greeter"
 GREET_STR = "Lcom/example/rea/Greeter;->greet(Ljava/lang/String;)Ljava/lang/String;"
@@ -472,7 +473,8 @@ def test_decompiled_catch_keeps_its_exception_type(rea_session: Session, apk: Pa
 def test_garbled_source_falls_back_to_smali(rea_session: Session, apk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decompiled text that lost a call the bytecode makes is not trusted: the smali listing stands in, with why."""
     from rea.context import CallContext
-    from rea_plugins.android import code, loader
+    from rea_plugins.android import code
+    from rea_plugins.android import loader
 
     loaded = loader.load(str(apk), CallContext())
     with loader.LOCK:

@@ -19,7 +19,8 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
-from tests.angr.angr_support import nm_addresses, open_angr
+from tests.angr.angr_support import nm_addresses
+from tests.angr.angr_support import open_angr
 from tests.engine_lifecycle import op
 
 LEAVES = 700

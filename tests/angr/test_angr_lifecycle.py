@@ -11,18 +11,16 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from tests.angr.angr_support import open_angr
-from tests.engine_lifecycle import (
-    check_cancellation_kills_the_worker,
-    check_client_close_during_a_query_reaps_the_worker,
-    check_corrupted_binaries_give_typed_errors,
-    check_worker_crash_is_reported_then_recovered,
-    check_worker_exits_when_the_server_dies,
-    op,
-    owned_alive,
-    started_pids,
-    timed_out,
-    worker_pid,
-)
+from tests.engine_lifecycle import check_cancellation_kills_the_worker
+from tests.engine_lifecycle import check_client_close_during_a_query_reaps_the_worker
+from tests.engine_lifecycle import check_corrupted_binaries_give_typed_errors
+from tests.engine_lifecycle import check_worker_crash_is_reported_then_recovered
+from tests.engine_lifecycle import check_worker_exits_when_the_server_dies
+from tests.engine_lifecycle import op
+from tests.engine_lifecycle import owned_alive
+from tests.engine_lifecycle import started_pids
+from tests.engine_lifecycle import timed_out
+from tests.engine_lifecycle import worker_pid
 
 
 def test_cancellation_mid_cfg_kills_the_worker(rea_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:

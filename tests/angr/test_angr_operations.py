@@ -15,14 +15,14 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from tests.angr.angr_support import (
-    LONG_RUN,
-    SOURCE_FUNCTIONS,
-    SOURCE_STRINGS,
-    nm_addresses,
-    open_angr,
-)
-from tests.engine_lifecycle import op, owned_alive, worker_pid
+from tests.angr.angr_support import LONG_RUN
+from tests.angr.angr_support import SOURCE_FUNCTIONS
+from tests.angr.angr_support import SOURCE_STRINGS
+from tests.angr.angr_support import nm_addresses
+from tests.angr.angr_support import open_angr
+from tests.engine_lifecycle import op
+from tests.engine_lifecycle import owned_alive
+from tests.engine_lifecycle import worker_pid
 
 
 def _addr(session: Session, name: str) -> str:

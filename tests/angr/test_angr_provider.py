@@ -11,13 +11,16 @@ import pytest
 
 from rea.errors import ReaError
 from rea.operations import answers
-from rea.process import WorkerChannel, python_worker_spec
+from rea.process import WorkerChannel
+from rea.process import python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
-from rea_plugins.angr.options import Timeouts, timeouts_from_env
+from rea_plugins.angr.options import Timeouts
+from rea_plugins.angr.options import timeouts_from_env
 from rea_plugins.angr.provider import AngrProvider
-from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load, worker_pid
+from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load
+from tests.engine_lifecycle import worker_pid
 from tests.engine_operations import CONTRACT_OPERATIONS
 
 

@@ -23,7 +23,9 @@ from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
 from tests.angr.angr_support import open_angr
-from tests.engine_lifecycle import op, owned_alive, worker_pid
+from tests.engine_lifecycle import op
+from tests.engine_lifecycle import owned_alive
+from tests.engine_lifecycle import worker_pid
 from tests.fixtures.native.native_fixtures import FixtureSet
 from tests.realcode import builds
 

@@ -8,7 +8,10 @@ import importlib.util
 import pytest
 
 from rea.registry import Registry
-from tests.native.stub_checks import check_on, check_own_stub, check_paths_from_main, check_printf_callers
+from tests.native.stub_checks import check_on
+from tests.native.stub_checks import check_own_stub
+from tests.native.stub_checks import check_paths_from_main
+from tests.native.stub_checks import check_printf_callers
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("angr") is None, reason="angr is not installed (pip install 'rea[angr]')"

@@ -524,7 +524,8 @@ def signed_pe(out: Path) -> tuple[Path, Path, Path]:
     certificate made here; the tampered copy has one byte of its code changed after signing."""
     tools = toolchains.require_all(("x86_64-w64-mingw32-gcc", "osslsigncode"))
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
     from cryptography.x509.oid import NameOID
 

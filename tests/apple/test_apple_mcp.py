@@ -9,7 +9,9 @@ from typing import Any
 import anyio
 
 from tests.apple import applefixtures as fx
-from tests.mcp.harness import call_structured, connect, error_of
+from tests.mcp.harness import call_structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
 
 TOOLS = (
     "inspect_macho",

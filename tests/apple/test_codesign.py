@@ -7,7 +7,8 @@ import hashlib
 import plistlib
 import struct
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rea_plugins.apple import codesign

@@ -7,14 +7,17 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import toolchains
-from tests.robustness.hostile import BLOCK, asar_bytes, build_asar
+from tests.robustness.hostile import BLOCK
+from tests.robustness.hostile import asar_bytes
+from tests.robustness.hostile import build_asar
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".fixtures"
 NPM_PREFIX = FIXTURES / "npm-asar"

@@ -19,7 +19,8 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.artifacts import extract as extract_mod
-from tests.mcp.harness import connect, error_of
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
 from tests.robustness.runner import EXCEPTION_NAME
 
 LONG = "n" * 120  # long names make 30,000 rows far larger than the 10 MiB response budget

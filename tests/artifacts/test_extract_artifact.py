@@ -365,7 +365,8 @@ def test_a_cancel_after_the_handler_returned_removes_the_extraction(
     import msgspec
 
     from rea.catalog.invoke import invoke
-    from rea.context import CallContext, CancelSignal
+    from rea.context import CallContext
+    from rea.context import CancelSignal
     from rea.errors import ReaError
     from rea.registry import default_registry
     from rea.session import Session

@@ -14,11 +14,13 @@ from typing import Any
 import anyio
 
 from rea.annotations import AnnotationStore
-from rea.cache import AnalysisCache, CacheKey
+from rea.cache import AnalysisCache
+from rea.cache import CacheKey
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.artifacts.conftest import write_asar
 from tests.mcp.harness import connect
 

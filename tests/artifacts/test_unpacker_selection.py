@@ -10,17 +10,16 @@ from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
 from rea.target import Target
-from rea.testing import registered, result_of
-from rea.unpackers import (
-    ArchiveEntry,
-    ArchiveReader,
-    EntryRead,
-    IntegrityPolicy,
-    Limits,
-    Sink,
-    Unpacker,
-    UnpackerDescriptor,
-)
+from rea.testing import registered
+from rea.testing import result_of
+from rea.unpackers import ArchiveEntry
+from rea.unpackers import ArchiveReader
+from rea.unpackers import EntryRead
+from rea.unpackers import IntegrityPolicy
+from rea.unpackers import Limits
+from rea.unpackers import Sink
+from rea.unpackers import Unpacker
+from rea.unpackers import UnpackerDescriptor
 
 
 class _ToyReader(ArchiveReader):

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from tests.robustness import hostile
-from tests.robustness.server import Reply, Server
+from tests.robustness.server import Reply
+from tests.robustness.server import Server
 
 MEMORY_BOUND_KIB = 256 << 10
 DEADLINE_S = 60

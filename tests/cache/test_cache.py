@@ -14,13 +14,21 @@ import pytest
 
 from rea import hookimpl
 from rea import registry as registry_mod
-from rea.cache import AnalysisCache, CacheKey, default_cache, profile_digest
+from rea.cache import AnalysisCache
+from rea.cache import CacheKey
+from rea.cache import default_cache
+from rea.cache import profile_digest
 from rea.config import load_settings
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, OperationResult, ProviderDescriptor
+from rea.providers import AnalysisClient
+from rea.providers import AnalysisProvider
+from rea.providers import Availability
+from rea.providers import OperationResult
+from rea.providers import ProviderDescriptor
 from rea.session import Session
-from rea.target import Target, identify
+from rea.target import Target
+from rea.target import identify
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -312,7 +320,8 @@ def test_a_provider_reuses_its_analysis_across_sessions_and_recomputes_for_chang
 
 
 def test_doctor_reports_the_cache_without_creating_it(tmp_path: Path) -> None:
-    from rea.doctor import doctor_report, format_doctor
+    from rea.doctor import doctor_report
+    from rea.doctor import format_doctor
     from rea.registry import default_registry
 
     registry = default_registry()

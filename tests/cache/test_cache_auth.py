@@ -12,13 +12,17 @@ from typing import Any
 import msgspec
 import pytest
 
-from rea.cache import MAGIC, TAG_BYTES, AnalysisCache
+from rea.cache import MAGIC
+from rea.cache import TAG_BYTES
+from rea.cache import AnalysisCache
 from rea.cache_key import KEY_FILE
 from rea.context import CallContext
 from rea.registry import default_registry
 from rea.session import Session
 from rea.testing import result_of
-from tests.cache.test_cache import WordIndex, key, value
+from tests.cache.test_cache import WordIndex
+from tests.cache.test_cache import key
+from tests.cache.test_cache import value
 
 _LEN = struct.Struct(">I")
 

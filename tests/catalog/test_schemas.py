@@ -8,11 +8,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from rea.catalog.document import advertised_input_schema, build_catalog
-from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, output_schema, recursive_references
+from rea.catalog.document import advertised_input_schema
+from rea.catalog.document import build_catalog
+from rea.catalog.schemas import ROOT_COMBINATORS
+from rea.catalog.schemas import flatten_root_union
+from rea.catalog.schemas import output_schema
+from rea.catalog.schemas import recursive_references
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
-from rea.registry import ON_DEMAND_TOOLSETS, Registry
-from rea_plugins.projections.profiles import CompactProjection, serialized_size
+from rea.registry import ON_DEMAND_TOOLSETS
+from rea.registry import Registry
+from rea_plugins.projections.profiles import CompactProjection
+from rea_plugins.projections.profiles import serialized_size
 
 # The reduced presentations: the contract's six where the tool exists (pinned: changes are deliberate). No other
 # schema's validation structure exceeds the compact budget, with nested objects advertised by their type.

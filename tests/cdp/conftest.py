@@ -17,7 +17,8 @@ from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.browser import OwnedBrowser
 from rea_plugins.cdp.targets import attach
 from tests import toolchains
-from tests.browsers import browser_processes, check_none_left
+from tests.browsers import browser_processes
+from tests.browsers import check_none_left
 from tests.cdp.site import Site
 
 

@@ -11,8 +11,10 @@ import json
 import threading
 from typing import Any
 
-from websockets.http11 import Request, Response
-from websockets.sync.server import ServerConnection, serve
+from websockets.http11 import Request
+from websockets.http11 import Response
+from websockets.sync.server import ServerConnection
+from websockets.sync.server import serve
 
 PAGE = "PAGE-1"
 SESSION = "SESSION-1"

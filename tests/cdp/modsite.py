@@ -9,7 +9,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.cdp.site import LocalServer, QuietHandler
+from tests.cdp.site import LocalServer
+from tests.cdp.site import QuietHandler
 from tests.javascript import appfixtures
 
 INDEX = """<!doctype html>

@@ -12,9 +12,11 @@ import pytest
 from rea.errors import ReaError
 from rea.process import procfs
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.cdp.browser import OwnedBrowser
-from tests.cdp.conftest import navigate, target_args
+from tests.cdp.conftest import navigate
+from tests.cdp.conftest import target_args
 from tests.cdp.site import Site
 
 

@@ -14,15 +14,19 @@ import anyio
 import pytest
 
 from rea.catalog.document import build_catalog
-from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES, load_settings
+from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+from rea.config import load_settings
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.cdp import png
-from rea_plugins.cdp.scenario_request import Redactor, parse
-from rea_plugins.cdp.tools import COMPARE_WEB_CAPTURES, _example_capture
+from rea_plugins.cdp.scenario_request import Redactor
+from rea_plugins.cdp.scenario_request import parse
+from rea_plugins.cdp.tools import COMPARE_WEB_CAPTURES
+from rea_plugins.cdp.tools import _example_capture
 from rea_plugins.projections.profiles import serialized_size
 from tests.mcp.harness import connect
 
@@ -293,7 +297,8 @@ def test_the_advertised_example_is_a_complete_capture() -> None:
 
 def test_a_console_message_without_text_compares_beside_one_with_text() -> None:
     # Sorting (level, text) rows with text None beside text "x" used to raise TypeError mid-comparison.
-    from rea_plugins.cdp.compare import _bag_diff, _set_diff
+    from rea_plugins.cdp.compare import _bag_diff
+    from rea_plugins.cdp.compare import _set_diff
 
     diff = _bag_diff([("error", "x")], [("error", None), ("error", "x"), ("error", None)], ("level", "text"))
     assert diff.added == [{"level": "error", "text": None}, {"level": "error", "text": None}]

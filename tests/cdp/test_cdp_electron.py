@@ -17,7 +17,8 @@ import pytest
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains

@@ -12,8 +12,10 @@ import pytest
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
-from tests.cdp.fake_cdp import PAGE, FakeBrowser
+from rea.testing import call_tool
+from rea.testing import result_of
+from tests.cdp.fake_cdp import PAGE
+from tests.cdp.fake_cdp import FakeBrowser
 
 
 @pytest.fixture

@@ -19,13 +19,15 @@ import pytest
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.browser import OwnedBrowser
 from rea_plugins.cdp.targets import attach
 from tests import toolchains
 from tests.cdp import modsite
-from tests.cdp.conftest import navigate, target_args
+from tests.cdp.conftest import navigate
+from tests.cdp.conftest import target_args
 from tests.javascript import appfixtures
 
 

@@ -7,7 +7,8 @@ import io
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from PIL import Image
 

@@ -12,7 +12,8 @@ from rea.session import Session
 from rea.testing import result_of
 from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
-from tests.cdp.conftest import navigate, page_id
+from tests.cdp.conftest import navigate
+from tests.cdp.conftest import page_id
 from tests.cdp.site import Site
 
 

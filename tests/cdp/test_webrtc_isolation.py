@@ -20,7 +20,8 @@ from rea.session import Session
 from rea.testing import result_of
 from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
-from tests.waiting import NOT_YET, wait_for
+from tests.waiting import NOT_YET
+from tests.waiting import wait_for
 
 PAGE = """<!doctype html><html><head><title>webrtc</title></head><body>
 <script>

@@ -15,14 +15,12 @@ from typing import Any
 from rea import hookimpl
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.providers import (
-    AnalysisClient,
-    AnalysisProvider,
-    Availability,
-    CloseOutcome,
-    OperationResult,
-    ProviderDescriptor,
-)
+from rea.providers import AnalysisClient
+from rea.providers import AnalysisProvider
+from rea.providers import Availability
+from rea.providers import CloseOutcome
+from rea.providers import OperationResult
+from rea.providers import ProviderDescriptor
 from rea.target import Target
 
 

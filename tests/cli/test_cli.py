@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from rea.errors import CODES
-from tests.mcp.harness import connect, server_env
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 from tests.waiting import wait_for
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}

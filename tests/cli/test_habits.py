@@ -14,10 +14,13 @@ from typing import Any
 import pytest
 
 from rea.cli import tools as cli_tools
-from rea.cli.completion import builtin_parser, tool_parsers
-from rea.cli.main import _builtin_handlers, main
+from rea.cli.completion import builtin_parser
+from rea.cli.completion import tool_parsers
+from rea.cli.main import _builtin_handlers
+from rea.cli.main import main
 from rea.errors import ReaError
-from rea.registry import Registry, default_registry
+from rea.registry import Registry
+from rea.registry import default_registry
 from tests import toolchains
 from tests.fixtures.native.native_fixtures import native_fixtures
 from tests.mcp.harness import server_env

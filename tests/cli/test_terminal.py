@@ -13,11 +13,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from rea.cache import AnalysisCache, CacheKey
+from rea.cache import AnalysisCache
+from rea.cache import CacheKey
 from rea.catalog.schemas import flatten_root_union
 from rea.cli import tools as cli_tools
 from rea.cli.output import render_text
-from rea.registry import Registry, default_registry
+from rea.registry import Registry
+from rea.registry import default_registry
 from rea.session import Session
 from rea.testing import call_tool
 from tests.mcp.harness import server_env

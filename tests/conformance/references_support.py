@@ -18,7 +18,9 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any
+from typing import NamedTuple
+from typing import NoReturn
 
 import capstone
 import lief

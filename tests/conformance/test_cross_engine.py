@@ -20,9 +20,11 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import capstone
 import lief
@@ -32,7 +34,9 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
-from tests.conformance.references_support import first_line, publish, require_pip_sdist
+from tests.conformance.references_support import first_line
+from tests.conformance.references_support import publish
+from tests.conformance.references_support import require_pip_sdist
 from tests.realcode import builds
 
 REQUIREMENT = "brotli==1.1.0"

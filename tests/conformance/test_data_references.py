@@ -18,7 +18,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import lief
 import pytest

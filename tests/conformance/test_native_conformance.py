@@ -17,7 +17,10 @@ import pytest
 import tests.fixtures.native.native_fixtures as nf
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.operations.shapes import OPERATION_TYPES, RESULT_TYPES, DataInspection, InstructionInspection
+from rea.operations.shapes import OPERATION_TYPES
+from rea.operations.shapes import RESULT_TYPES
+from rea.operations.shapes import DataInspection
+from rea.operations.shapes import InstructionInspection
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of

@@ -13,7 +13,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from rea.operations.shapes import EDGE_KIND_CODES, ProgramCallGraph, ProgramCallGraphRows
+from rea.operations.shapes import EDGE_KIND_CODES
+from rea.operations.shapes import ProgramCallGraph
+from rea.operations.shapes import ProgramCallGraphRows
 from rea.registry import Registry
 from rea.testing import result_of
 from tests.conformance import references_support as rs

@@ -11,7 +11,10 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from contrib_support import EXAMPLE_DIST, EXAMPLE_SRC, TOY_SOURCE, write_broken_plugin
+from contrib_support import EXAMPLE_DIST
+from contrib_support import EXAMPLE_SRC
+from contrib_support import TOY_SOURCE
+from contrib_support import write_broken_plugin
 
 
 def _installed() -> bool:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from contrib_support import ROOT, subprocess_env
+from contrib_support import ROOT
+from contrib_support import subprocess_env
 
 from rea import registry as registry_mod
 from rea.session import Session

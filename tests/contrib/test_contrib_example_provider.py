@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from contrib_support import ROOT, subprocess_env
+from contrib_support import ROOT
+from contrib_support import subprocess_env
 
 from rea import registry as registry_mod
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 pytestmark = pytest.mark.usefixtures("example_on_path")
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from corpussupport import rows, variants
+from corpussupport import rows
+from corpussupport import variants
 
 from rea import evidence as ev_mod
 from rea.errors import ReaError

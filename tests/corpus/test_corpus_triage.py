@@ -11,12 +11,16 @@ from typing import Any
 
 import corpussupport
 import pytest
-from corpussupport import nm_imports, readelf_needed, rows
+from corpussupport import nm_imports
+from corpussupport import readelf_needed
+from corpussupport import rows
 
 from rea import evidence as ev_mod
 from rea.errors import ReaError
-from rea.fingerprint import normalize_instruction, procedure_hash
-from tests.waiting import poll_until, wait_for
+from rea.fingerprint import normalize_instruction
+from rea.fingerprint import procedure_hash
+from tests.waiting import poll_until
+from tests.waiting import wait_for
 
 
 def _query(run_tool: Any, index: Path, query: str, **extra: Any) -> dict[str, Any]:

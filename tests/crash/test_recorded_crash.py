@@ -16,7 +16,8 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
-from tests.mcp.harness import call_structured, connect
+from tests.mcp.harness import call_structured
+from tests.mcp.harness import connect
 
 
 def _crashed(result: dict[str, Any]) -> dict[str, Any]:

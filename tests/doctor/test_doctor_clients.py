@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doctor_support import KINDS, config_path, write_raw, write_servers
+from doctor_support import KINDS
+from doctor_support import config_path
+from doctor_support import write_raw
+from doctor_support import write_servers
 
 from rea import doctor
 from rea.registry import Registry

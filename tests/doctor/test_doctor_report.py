@@ -14,10 +14,12 @@ import msgspec
 import pytest
 
 import rea
-from rea import doctor, hookimpl
+from rea import doctor
+from rea import hookimpl
 from rea import registry as registry_mod
 from rea.errors import ReaError
-from rea.registry import BrokenPlugin, Registry
+from rea.registry import BrokenPlugin
+from rea.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

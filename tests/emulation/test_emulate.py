@@ -11,7 +11,8 @@ from rea.errors import ReaError
 from rea.process import procfs
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 ARCHES = ["x86_64", "arm64", "x86", "arm"]
 

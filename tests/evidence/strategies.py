@@ -7,7 +7,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from rea import evidence as ev_mod
-from rea.evidence import Digest, Environment, Evidence, ProviderIdentity, Subject
+from rea.evidence import Digest
+from rea.evidence import Environment
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 
 SAFE_INT = 2**53 - 1
 

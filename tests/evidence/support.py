@@ -9,7 +9,9 @@ from typing import Any
 import lief
 
 from rea import evidence as ev_mod
-from rea.evidence import Evidence, ProviderIdentity, Subject
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 from rea.target import identify
 from tests import toolchains
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rea import evidence
-from rea.budget import known_oversize, success_size
+from rea.budget import known_oversize
+from rea.budget import success_size
 from rea.evidence import ProviderIdentity
 
 PROBE = ProviderIdentity(id="probe", name="Probe", version="1")

@@ -19,7 +19,12 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 
-from .support import OTHER_PROVIDER, SOURCE_FUNCTIONS, compile_fixture, functions_of, procedure_records, simple_record
+from .support import OTHER_PROVIDER
+from .support import SOURCE_FUNCTIONS
+from .support import compile_fixture
+from .support import functions_of
+from .support import procedure_records
+from .support import simple_record
 
 
 def _structured(session: Session, name: str, args: dict[str, Any], ctx: CallContext | None = None) -> Any:

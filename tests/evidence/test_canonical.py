@@ -9,16 +9,22 @@ from typing import Any
 import msgspec
 import pytest
 import rfc8785
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rea import canonical
 from rea import evidence as ev_mod
-from rea.canonical import CanonicalError, canonical_digest, canonical_json
+from rea.canonical import CanonicalError
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 from rea.errors import ReaError
 from rea.evidence import Evidence
 
-from .strategies import json_values, records, wide_values
+from .strategies import json_values
+from .strategies import records
+from .strategies import wide_values
 
 PROFILE = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

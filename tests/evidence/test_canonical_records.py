@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 import pytest
 import rfc8785
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rea import canonical
-from rea.canonical import CanonicalError, JcsRecord, canonical_digest, canonical_json
+from rea.canonical import CanonicalError
+from rea.canonical import JcsRecord
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 
-from .strategies import SAFE_INT, json_values, text
+from .strategies import SAFE_INT
+from .strategies import json_values
+from .strategies import text
 
 PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

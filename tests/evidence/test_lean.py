@@ -11,9 +11,14 @@ import pytest
 
 from rea import evidence as ev_mod
 from rea.errors import ReaError
-from rea.evidence import Digest, Environment, Evidence, ProviderIdentity, Subject
+from rea.evidence import Digest
+from rea.evidence import Environment
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 from rea.ledger import Ledger
-from rea.presentation import lean_evidence_output_schema, present
+from rea.presentation import lean_evidence_output_schema
+from rea.presentation import present
 
 PROVIDER = ProviderIdentity(id="fixture-static", name="Fixture static reader", version="1.0.0")
 SUBJECT = Subject(

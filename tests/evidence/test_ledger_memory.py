@@ -9,10 +9,13 @@ import msgspec
 import pytest
 
 from rea import evidence
-from rea.canonical import JcsRecord, canonical_digest, canonical_json
+from rea.canonical import JcsRecord
+from rea.canonical import canonical_digest
+from rea.canonical import canonical_json
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
-from rea.ledger import LEDGER_MEMORY_MB, Ledger
+from rea.ledger import LEDGER_MEMORY_MB
+from rea.ledger import Ledger
 from rea.registry import Registry
 from rea.session import Session
 from rea.sizes import measured_length

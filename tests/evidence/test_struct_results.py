@@ -9,7 +9,8 @@ import pytest
 
 from rea import evidence as ev_mod
 from rea.errors import ReaError
-from rea.evidence import Evidence, as_object
+from rea.evidence import Evidence
+from rea.evidence import as_object
 from rea.presentation import present
 from rea.session import Session
 from rea.testing import call_tool

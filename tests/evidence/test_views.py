@@ -14,7 +14,11 @@ from rea.evidence import Evidence
 from rea.session import Session
 from rea.testing import call_tool
 
-from .support import PROVIDER, SOURCE_FUNCTIONS, compile_fixture, procedure_records, subject_of
+from .support import PROVIDER
+from .support import SOURCE_FUNCTIONS
+from .support import compile_fixture
+from .support import procedure_records
+from .support import subject_of
 
 # Pseudocode with astral characters so pages must step around surrogate pairs.
 PSEUDO = 'int main(void) {\n  puts("\U0001f600 ok \U0001f680");\n  return 0; /* \U00010348 */\n}\n' * 3

@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from evmfixtures import RUNTIME_HEX, SELECTORS
+from evmfixtures import RUNTIME_HEX
+from evmfixtures import SELECTORS
 
 from rea.errors import ReaError
 from rea.session import Session

@@ -12,12 +12,21 @@ from typing import Any
 
 import anyio
 import pytest
-from fwfixtures import BOMB_BYTES, ELF_AT, FS_SIZE, GZIP_AT, GZIP_TEXT, IMAGE_SIZE, VERSION_TEXT, XZ_AT, XZ_TEXT
+from fwfixtures import BOMB_BYTES
+from fwfixtures import ELF_AT
+from fwfixtures import FS_SIZE
+from fwfixtures import GZIP_AT
+from fwfixtures import GZIP_TEXT
+from fwfixtures import IMAGE_SIZE
+from fwfixtures import VERSION_TEXT
+from fwfixtures import XZ_AT
+from fwfixtures import XZ_TEXT
 
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.mcp.harness import connect
 
 

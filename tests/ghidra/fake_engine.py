@@ -21,8 +21,10 @@ if str(ROOT) not in sys.path:
 
 import msgspec  # noqa: E402
 
-from rea.operations.records import Snapshot, SnapshotSource  # noqa: E402
-from rea.process.worker import Reporter, serve  # noqa: E402
+from rea.operations.records import Snapshot  # noqa: E402
+from rea.operations.records import SnapshotSource  # noqa: E402
+from rea.process.worker import Reporter  # noqa: E402
+from rea.process.worker import serve  # noqa: E402
 from rea_plugins.ghidra.worker import make_routes  # noqa: E402
 
 

@@ -13,20 +13,18 @@ from typing import Any
 import msgspec
 
 from rea.context import CallContext
-from rea.operations.records import (
-    Block,
-    CallSite,
-    Detail,
-    Document,
-    Instruction,
-    Inventory,
-    Name,
-    Procedure,
-    Reference,
-    Segment,
-    Snapshot,
-    String,
-)
+from rea.operations.records import Block
+from rea.operations.records import CallSite
+from rea.operations.records import Detail
+from rea.operations.records import Document
+from rea.operations.records import Instruction
+from rea.operations.records import Inventory
+from rea.operations.records import Name
+from rea.operations.records import Procedure
+from rea.operations.records import Reference
+from rea.operations.records import Segment
+from rea.operations.records import Snapshot
+from rea.operations.records import String
 from rea.registry import Registry
 from rea.session import Session
 

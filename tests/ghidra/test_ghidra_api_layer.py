@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from rea.errors import ReaError
-from rea.operations.answers import Answers, answer
+from rea.operations.answers import Answers
+from rea.operations.answers import answer
 from tests.ghidra import stub_ghidra
 
 

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.fake_engines import query_while_the_fake_starts
 from tests.fixtures.native import native_fixtures as nf
 from tests.ghidra.conftest import fake_processes

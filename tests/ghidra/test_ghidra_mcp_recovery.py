@@ -18,7 +18,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.ghidra.conftest import fake_processes
-from tests.mcp.harness import Recorder, connect
+from tests.mcp.harness import Recorder
+from tests.mcp.harness import connect
 
 STARTUP_S = 25
 

@@ -16,7 +16,8 @@ from rea.session import Session
 from rea.testing import result_of
 from rea_plugins.ghidra import install
 from rea_plugins.ghidra.client import worker_spec
-from rea_plugins.ghidra.settings import STARTUP, limits_from_env
+from rea_plugins.ghidra.settings import STARTUP
+from rea_plugins.ghidra.settings import limits_from_env
 from tests.mcp.harness import server_env
 
 INVALID = ["", "0", "1.5", "1e6", "+1", " 1800000 ", "01", "Infinity", "2147483648", "-5"]

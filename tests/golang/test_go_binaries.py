@@ -14,7 +14,8 @@ import pytest
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
-from tests.mcp.harness import call_structured, connect
+from tests.mcp.harness import call_structured
+from tests.mcp.harness import connect
 
 
 def _sums(go_sum: Path) -> dict[str, str]:

@@ -9,7 +9,9 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from tests.fake_engines import closing_session, running, wrapper
+from tests.fake_engines import closing_session
+from tests.fake_engines import running
+from tests.fake_engines import wrapper
 from tests.fixtures.native.native_fixtures import native_fixtures
 
 __all__ = ["native_fixtures"]

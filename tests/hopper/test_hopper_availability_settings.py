@@ -13,8 +13,10 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from rea_plugins.hopper.provider import DEFAULT_LAUNCHER, HopperProvider
-from rea_plugins.hopper.settings import STARTUP, limits_from_env
+from rea_plugins.hopper.provider import DEFAULT_LAUNCHER
+from rea_plugins.hopper.provider import HopperProvider
+from rea_plugins.hopper.settings import STARTUP
+from rea_plugins.hopper.settings import limits_from_env
 from tests.mcp.harness import server_env
 
 INVALID = ["", "0", "1.5", "1e6", "+1", " 1800000 ", "01", "Infinity", "2147483648"]

@@ -9,10 +9,14 @@ from typing import Any
 import pytest
 
 from rea import evidence as ev_mod
-from rea.evidence import Digest, Evidence, ProviderIdentity, Subject
+from rea.evidence import Digest
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 from rea.registry import Registry
 from rea.session import Session
-from tests.fixtures.native.native_fixtures import FixtureSet, native_fixtures
+from tests.fixtures.native.native_fixtures import FixtureSet
+from tests.fixtures.native.native_fixtures import native_fixtures
 from tests.notebook.conftest import open_session
 
 __all__ = ["native_fixtures"]

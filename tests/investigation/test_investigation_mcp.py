@@ -14,7 +14,10 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.investigation.test_unknowns import QUESTION
-from tests.mcp.harness import connect, error_of, server_env, structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
+from tests.mcp.harness import server_env
+from tests.mcp.harness import structured
 
 
 def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Path) -> None:
@@ -121,7 +124,15 @@ def test_the_cli_records_lists_and_rejects(stripped: str, tmp_path: Path) -> Non
 
 
 def test_reconstruction_and_version_tools_through_the_sdk_client_and_cli(tmp_path: Path) -> None:
-    from tests.investigation.test_reconstruction import CHECK, DIFF, LEAF, MAIN, PARSE, RUN, SAME, UNSURE, export
+    from tests.investigation.test_reconstruction import CHECK
+    from tests.investigation.test_reconstruction import DIFF
+    from tests.investigation.test_reconstruction import LEAF
+    from tests.investigation.test_reconstruction import MAIN
+    from tests.investigation.test_reconstruction import PARSE
+    from tests.investigation.test_reconstruction import RUN
+    from tests.investigation.test_reconstruction import SAME
+    from tests.investigation.test_reconstruction import UNSURE
+    from tests.investigation.test_reconstruction import export
 
     bundle = export(tmp_path / "r.json", [MAIN, PARSE, CHECK, LEAF, RUN, SAME, DIFF, UNSURE])
     other = export(tmp_path / "o.json", [MAIN, RUN])
@@ -193,7 +204,11 @@ def test_reconstruction_and_version_tools_through_the_sdk_client_and_cli(tmp_pat
 
 def test_the_evidence_tools_through_the_cli_with_inline_evidence(tmp_path: Path) -> None:
     from rea import evidence as ev_mod
-    from tests.investigation.test_reconstruction import DIFF, LEAF, MAIN, PARSE, SAME
+    from tests.investigation.test_reconstruction import DIFF
+    from tests.investigation.test_reconstruction import LEAF
+    from tests.investigation.test_reconstruction import MAIN
+    from tests.investigation.test_reconstruction import PARSE
+    from tests.investigation.test_reconstruction import SAME
 
     env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "store"), "REA_CACHE_DIR": str(tmp_path / "cache")}
 

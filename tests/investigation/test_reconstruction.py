@@ -17,8 +17,10 @@ from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
-from tests.investigation.conftest import function, record
+from rea.testing import call_tool
+from rea.testing import result_of
+from tests.investigation.conftest import function
+from tests.investigation.conftest import record
 
 MAIN = function("0x1000", "main", ["0x1100", "0x1200"])
 PARSE = function("0x1100", "parse", ["0x1300"])

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import pluggy
 
 from rea import hookimpl
-from rea.catalog.resource import ResourceDef, ResourceSpec, ResourceTemplateDef
+from rea.catalog.resource import ResourceDef
+from rea.catalog.resource import ResourceSpec
+from rea.catalog.resource import ResourceTemplateDef
 from rea.registry import load
 from rea.session import Session
 

@@ -12,7 +12,8 @@ import pytest
 from rea import bundle as bundle_mod
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea.unknowns import UnknownStore
 from tests.investigation.conftest import record
 

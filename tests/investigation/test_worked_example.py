@@ -9,7 +9,8 @@ from pathlib import Path
 from rea.annotations import AnnotationStore
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 
 def test_the_worked_example(rea_registry: Registry, stripped: str, tmp_path: Path) -> None:

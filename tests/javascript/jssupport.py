@@ -7,7 +7,8 @@ from typing import Any
 
 import msgspec
 
-from rea.evidence import Evidence, to_builtins
+from rea.evidence import Evidence
+from rea.evidence import to_builtins
 from rea.session import Session
 from rea.testing import call_tool
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from questions import MAX_RESULT_BYTES, answer, questions
+from questions import MAX_RESULT_BYTES
+from questions import answer
+from questions import questions
 
 from tests.mcp.harness import connect
 

@@ -12,14 +12,21 @@ from typing import Any
 import appfixtures
 import msgspec
 import pytest
-from jssupport import analyze, graph, modules_by_id
+from jssupport import analyze
+from jssupport import graph
+from jssupport import modules_by_id
 
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
-from rea.evidence import Evidence, compute_evidence_id, encode, validate
+from rea.evidence import Evidence
+from rea.evidence import compute_evidence_id
+from rea.evidence import encode
+from rea.evidence import validate
 from rea.session import Session
 from rea.testing import call_tool
-from rea_plugins.javascript.model import EMPTY, Application
+from rea_plugins.javascript.model import EMPTY
+from rea_plugins.javascript.model import Application
 
 
 def _imports(module: dict[str, Any]) -> set[tuple[str, str, str]]:

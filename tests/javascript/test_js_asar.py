@@ -10,7 +10,9 @@ from typing import Any
 
 import appfixtures
 import pytest
-from jssupport import analyze, graph, inline
+from jssupport import analyze
+from jssupport import graph
+from jssupport import inline
 
 from rea.errors import ReaError
 from rea.evidence import Evidence

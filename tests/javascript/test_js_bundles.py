@@ -11,7 +11,9 @@ import base64
 import json
 from pathlib import Path
 
-from jssupport import analyze, graph, modules_by_id
+from jssupport import analyze
+from jssupport import graph
+from jssupport import modules_by_id
 
 from rea.session import Session
 

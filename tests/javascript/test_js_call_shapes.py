@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.javascript import facts
 from tests.javascript.test_js_entry_points import MOCHA
 from tests.javascript.test_js_parse_recovery import npm_package

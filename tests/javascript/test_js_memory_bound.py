@@ -9,7 +9,8 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from rea_plugins.javascript import facts, syntax
+from rea_plugins.javascript import facts
+from rea_plugins.javascript import syntax
 from tests.mcp.harness import server_env
 
 SCRIPT = """

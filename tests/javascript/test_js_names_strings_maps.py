@@ -8,7 +8,9 @@ from typing import Any
 
 import minified
 import pytest
-from jssupport import analyze, graph, retained
+from jssupport import analyze
+from jssupport import graph
+from jssupport import retained
 
 from rea.errors import ReaError
 from rea.session import Session

@@ -10,12 +10,16 @@ import msgspec
 import pytest
 from jssupport import analyze
 
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
-from rea.evidence import Evidence, encode
+from rea.evidence import Evidence
+from rea.evidence import encode
 from rea.session import Session
 from rea.testing import call_tool
-from rea_plugins.javascript import inputs, parallel, syntax
+from rea_plugins.javascript import inputs
+from rea_plugins.javascript import parallel
+from rea_plugins.javascript import syntax
 
 
 @pytest.fixture

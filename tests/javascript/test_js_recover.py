@@ -14,7 +14,8 @@ import pytest
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
 
 ROOT = Path(__file__).resolve().parents[1] / ".fixtures" / "npm-wakaru"

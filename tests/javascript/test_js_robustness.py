@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import msgspec
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from rea_plugins.javascript import facts, sourcemaps
+from rea_plugins.javascript import facts
+from rea_plugins.javascript import sourcemaps
 from rea_plugins.javascript.parallel import ScriptOut
 from rea_plugins.javascript.parsed import parse_file
 

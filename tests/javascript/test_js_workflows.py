@@ -6,10 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jssupport import analyze, graph, inline, retained
+from jssupport import analyze
+from jssupport import graph
+from jssupport import inline
+from jssupport import retained
 
 from rea.errors import ReaError
-from rea.evidence import Evidence, build
+from rea.evidence import Evidence
+from rea.evidence import build
 from rea.session import Session
 from rea.testing import call_tool
 

@@ -10,10 +10,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from rea.dependencies import ld_so_conf_dirs, resolve
+from rea.dependencies import ld_so_conf_dirs
+from rea.dependencies import resolve
 from tests import toolchains
 
 

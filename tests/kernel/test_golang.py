@@ -9,11 +9,13 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rea.operations import golang
-from rea.operations.golang import GoFormatError, Section
+from rea.operations.golang import GoFormatError
+from rea.operations.golang import Section
 
 NAME = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=40)
 

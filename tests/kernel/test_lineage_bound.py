@@ -9,7 +9,8 @@ from __future__ import annotations
 import msgspec
 
 from rea.registry import Registry
-from rea.session import LINEAGE_SHOWN, Session
+from rea.session import LINEAGE_SHOWN
+from rea.session import Session
 from rea.testing import result_of
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from rea import evidence as ev_mod
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.radare2.conftest import require_radare2
 
 SHOWN = "\\xff\\xfe.bin"

@@ -10,16 +10,19 @@ from typing import Any
 
 import pytest
 
-from rea import hookimpl, hookspecs
+from rea import hookimpl
+from rea import hookspecs
 from rea import registry as registry_mod
-from rea.config import integer_setting, load_settings
+from rea.config import integer_setting
+from rea.config import load_settings
 from rea.errors import ReaError
 from rea.session import Session
 from rea.target import TargetView
 from rea.testing import result_of
 from rea_plugins import projections
 from rea_plugins import session as session_plugin
-from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
+from tests.kernel.fakes import DeclaredProvider
+from tests.kernel.fakes import ProviderPlugin
 
 
 def test_first_party_plugins_load_through_entry_points(clean_env: pytest.MonkeyPatch) -> None:

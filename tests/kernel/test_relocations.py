@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from rea.operations.relocations import (
-    chained_rebase_target,
-    elf_relocations,
-    pe_base_relocations,
-    relr_slots,
-    words,
-)
+from rea.operations.relocations import chained_rebase_target
+from rea.operations.relocations import elf_relocations
+from rea.operations.relocations import pe_base_relocations
+from rea.operations.relocations import relr_slots
+from rea.operations.relocations import words
 
 
 def test_elf_rela_entries_carry_type_symbol_and_addend() -> None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import subprocess
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from rea.render import Edge, Graph, Node, attach, picture
+from rea.render import Edge
+from rea.render import Graph
+from rea.render import Node
+from rea.render import attach
+from rea.render import picture
 from tests import toolchains
 
 

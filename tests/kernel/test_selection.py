@@ -11,13 +11,17 @@ import pytest
 
 from rea import registry as registry_mod
 from rea.errors import ReaError
-from rea.selection import candidates, parse_provider_choice, requested_choice, select
+from rea.selection import candidates
+from rea.selection import parse_provider_choice
+from rea.selection import requested_choice
+from rea.selection import select
 from rea.session import Session
 from rea.target import identify
 from rea.testing import call_tool
 from rea_plugins import discovery
 from rea_plugins import session as session_plugin
-from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
+from tests.kernel.fakes import DeclaredProvider
+from tests.kernel.fakes import ProviderPlugin
 
 
 def make_registry(*providers: DeclaredProvider) -> registry_mod.Registry:

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from rea import registry as registry_mod
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
 from rea_plugins import discovery
 from rea_plugins import session as session_plugin
-from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
+from tests.kernel.fakes import DeclaredProvider
+from tests.kernel.fakes import ProviderPlugin
 
 
 def test_close_cancels_and_drains_running_operations(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:

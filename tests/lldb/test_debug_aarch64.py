@@ -10,9 +10,11 @@ import pytest
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
-from tests.lldb.conftest import require_lldb, symbol_address
+from tests.lldb.conftest import require_lldb
+from tests.lldb.conftest import symbol_address
 
 SCALE_C = r"""
 #include <stdio.h>

@@ -15,9 +15,11 @@ import pytest
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
-from tests.lldb.conftest import require_lldb, symbol_address
+from tests.lldb.conftest import require_lldb
+from tests.lldb.conftest import symbol_address
 from tests.waiting import still_running
 
 POINT_C = r"""

@@ -12,7 +12,8 @@ from typing import Any
 
 import anyio
 
-from tests.mcp.harness import Recorder, connect
+from tests.mcp.harness import Recorder
+from tests.mcp.harness import connect
 
 
 def test_a_client_that_ignores_list_changes_finds_and_calls_a_managed_tool(managed_build: dict[str, Path]) -> None:

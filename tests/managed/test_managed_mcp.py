@@ -11,7 +11,9 @@ from typing import Any
 import anyio
 
 from rea.evidence import retained_reference
-from tests.mcp.harness import call_structured, connect, server_env
+from tests.mcp.harness import call_structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 
 
 def ref(record: dict[str, Any]) -> dict[str, str]:

@@ -13,17 +13,22 @@ from typing import Any
 
 import anyio
 import pytest
-from managedquestions import BUDGET, QUESTIONS, ask
-from managedsupport import fails, run
+from managedquestions import BUDGET
+from managedquestions import QUESTIONS
+from managedquestions import ask
+from managedsupport import fails
+from managedsupport import run
 
 from rea.errors import ReaError
-from rea.evidence import retained_reference, to_builtins
+from rea.evidence import retained_reference
+from rea.evidence import to_builtins
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.managed.tools import TOOLS
 from tests.mcp.harness import connect
-from tests.robustness.test_managed_hostile import CASES, PARSER_WORDS
+from tests.robustness.test_managed_hostile import CASES
+from tests.robustness.test_managed_hostile import PARSER_WORDS
 
 
 def test_each_question_is_answered_right_within_64_kb(managed_build: dict[str, Path]) -> None:

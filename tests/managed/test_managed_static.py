@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import csfixtures as csharp
-from managedsupport import fails, run
+from managedsupport import fails
+from managedsupport import run
 
-from rea.evidence import Evidence, retained_reference, to_builtins
+from rea.evidence import Evidence
+from rea.evidence import retained_reference
+from rea.evidence import to_builtins
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool

@@ -9,11 +9,14 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from typing import Any
+from typing import Literal
 
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
 

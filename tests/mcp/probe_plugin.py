@@ -9,9 +9,12 @@ from typing import Any
 
 import msgspec
 
-from rea import evidence, hookimpl
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.evidence import Evidence, ProviderIdentity
+from rea import evidence
+from rea import hookimpl
+from rea.catalog.tool import ToolCall
+from rea.catalog.tool import ToolDef
+from rea.evidence import Evidence
+from rea.evidence import ProviderIdentity
 from rea.providers import OperationResult
 
 PROBE = ProviderIdentity(id="probe", name="Probe", version="1")

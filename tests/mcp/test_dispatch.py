@@ -11,12 +11,14 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from rea.catalog.dispatch import CALL_TOOL_BY_NAME, SEARCH_TOOLS
+from rea.catalog.dispatch import CALL_TOOL_BY_NAME
+from rea.catalog.dispatch import SEARCH_TOOLS
 from rea.catalog.invoke import invoke
 from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
-from tests.mcp.harness import connect, error_of
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
 
 MAX_DEFAULT_TOOLS = 80
 

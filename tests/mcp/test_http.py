@@ -16,7 +16,11 @@ import pytest
 
 from rea.process import procfs
 from tests import toolchains
-from tests.mcp.harness import TEST_TOKEN, HttpServer, http_client, http_server, server_env
+from tests.mcp.harness import TEST_TOKEN
+from tests.mcp.harness import HttpServer
+from tests.mcp.harness import http_client
+from tests.mcp.harness import http_server
+from tests.mcp.harness import server_env
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 INITIALIZE = {

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rea.errors import ReaError
-from rea.mcp.http import accepted_hosts, describe, http_config, parse_bind
+from rea.mcp.http import accepted_hosts
+from rea.mcp.http import describe
+from rea.mcp.http import http_config
+from rea.mcp.http import parse_bind
 
 LIMIT = 21 << 20
 

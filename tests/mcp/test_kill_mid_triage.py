@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from rea.process import leftovers, procfs
+from rea.process import leftovers
+from rea.process import procfs
 from tests import toolchains
 from tests.corpus.corpussupport import variants
-from tests.mcp.test_server_shutdown import RawServer, _alive, _cmdline
+from tests.mcp.test_server_shutdown import RawServer
+from tests.mcp.test_server_shutdown import _alive
+from tests.mcp.test_server_shutdown import _cmdline
 from tests.waiting import wait_for
 
 # 150,000 small functions, assembled in about a second: native takes seconds over each copy, so a pool worker is

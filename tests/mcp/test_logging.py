@@ -12,7 +12,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.mcp.harness import server_env

@@ -15,7 +15,10 @@ import anyio
 import pytest
 
 from tests import toolchains
-from tests.mcp.harness import connect, error_of, normalized, structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
+from tests.mcp.harness import normalized
+from tests.mcp.harness import structured
 
 LIBRARY_C = r"""
 int lib_scale(int x) { return x * 7 + 1; }

@@ -16,9 +16,13 @@ import pytest
 
 from rea.catalog.schemas import shallow_output
 from rea.errors import ReaError
-from rea.operations.shapes import ProcedureRows, Procedures
-from rea.presentation import compact_evidence_output_schema, lean_evidence_output_schema, present
-from tests.mcp.harness import connect, server_env
+from rea.operations.shapes import ProcedureRows
+from rea.operations.shapes import Procedures
+from rea.presentation import compact_evidence_output_schema
+from rea.presentation import lean_evidence_output_schema
+from rea.presentation import present
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 
 # Issue 44: what a result's envelope (the record but its normalized_result) and open_binary may cost by default.
 LEAN_ENVELOPE_BYTES = 400
@@ -210,7 +214,8 @@ def test_complete_is_still_available(hello_elf: Path) -> None:
             binding = opened["analysis_provider_binding"]
             assert "parameters" in binding["analysis_profile"] and binding["selection_reason"]
             record = (await client.call_tool("list_procedures", {"limit": 1})).structured_content
-            from rea.evidence import from_builtins, provenance_id
+            from rea.evidence import from_builtins
+            from rea.evidence import provenance_id
 
             ev = from_builtins(record)  # authenticates: the complete record
             assert provenance_id(ev.subject, ev.provider, ev.analysis_profile) == binding["provenance"]

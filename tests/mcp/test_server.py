@@ -16,7 +16,10 @@ import anyio
 import pytest
 
 from rea.registry import ON_DEMAND_TOOLSETS
-from tests.mcp.harness import Recorder, Transport, connect, server_env
+from tests.mcp.harness import Recorder
+from tests.mcp.harness import Transport
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 

@@ -24,7 +24,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from rea.process import leftovers, procfs
+from rea.process import leftovers
+from rea.process import procfs
 from tests import toolchains
 from tests.browsers import no_browser_left  # noqa: F401  (the module-scoped check)
 from tests.cdp.site import Site

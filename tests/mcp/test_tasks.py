@@ -20,7 +20,13 @@ from mcp.shared.exceptions import MCPError
 from rea.mcp import tasks as rea_tasks
 from rea.process import procfs
 from tests import toolchains
-from tests.mcp.harness import TEST_TOKEN, Recorder, Transport, connect, http_client, http_server, server_env
+from tests.mcp.harness import TEST_TOKEN
+from tests.mcp.harness import Recorder
+from tests.mcp.harness import Transport
+from tests.mcp.harness import connect
+from tests.mcp.harness import http_client
+from tests.mcp.harness import http_server
+from tests.mcp.harness import server_env
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 

@@ -12,8 +12,10 @@ import anyio
 import jsonschema
 
 from rea.catalog.document import build_catalog
-from rea.registry import ON_DEMAND_TOOLSETS, Registry
-from tests.mcp.harness import Recorder, connect
+from rea.registry import ON_DEMAND_TOOLSETS
+from rea.registry import Registry
+from tests.mcp.harness import Recorder
+from tests.mcp.harness import connect
 
 # Input schemas + descriptions of the whole catalog, as the SDK client decodes tools/list (issue 22, item 4).
 BUDGET_BYTES = {"full": 60 * 1024, "compact": 30 * 1024}

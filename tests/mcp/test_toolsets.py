@@ -13,7 +13,8 @@ import anyio
 from rea.catalog.document import build_catalog
 from rea.doctor import doctor_report
 from rea.registry import Registry
-from tests.mcp.harness import connect, server_env
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 
 
 def test_a_selected_toolset_is_all_that_is_advertised_and_callable(hello_elf: Path) -> None:

@@ -11,8 +11,14 @@ from typing import Any
 import anyio
 import pytest
 
-from rea.mcp.stdio import INVALID_REQUEST, PARSE_ERROR, LineReader, Refusal, classify, id_from_head
-from tests.mcp.harness import connect, server_env
+from rea.mcp.stdio import INVALID_REQUEST
+from rea.mcp.stdio import PARSE_ERROR
+from rea.mcp.stdio import LineReader
+from rea.mcp.stdio import Refusal
+from rea.mcp.stdio import classify
+from rea.mcp.stdio import id_from_head
+from tests.mcp.harness import connect
+from tests.mcp.harness import server_env
 
 
 class RawClient:

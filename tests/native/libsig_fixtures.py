@@ -5,7 +5,8 @@ unstripped build's symbols (tests/native/test_libsigs.py and benchmarks/flirt.py
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,8 @@ def analyse(path: Path, ctx: Any = None) -> tuple[list[Any], dict[int, Any], Any
     """The native Program's procedures of ``path`` and its library matches (the program, to close)."""
     from rea_plugins.native.extract import extract
     from rea_plugins.native.model import WorkerRequest
-    from rea_plugins.native.program import Limits, Program
+    from rea_plugins.native.program import Limits
+    from rea_plugins.native.program import Program
 
     program = Program(extract(WorkerRequest(path=str(path))), str(path), Limits())
     procs = program.procedures(ctx)

@@ -16,7 +16,8 @@ from rea.registry import load
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
-from tests.fixtures.native.diff_search_fixtures import SWITCH_CASES, switch_build
+from tests.fixtures.native.diff_search_fixtures import SWITCH_CASES
+from tests.fixtures.native.diff_search_fixtures import switch_build
 
 
 def route_instructions(path: Path) -> set[int]:

@@ -10,7 +10,8 @@ import pytest
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from tests.native.stub_checks import check_on, check_paths_from_main
+from tests.native.stub_checks import check_on
+from tests.native.stub_checks import check_paths_from_main
 
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])

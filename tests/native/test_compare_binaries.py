@@ -18,14 +18,17 @@ from typing import Any
 import anyio
 import pytest
 
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
 from rea.registry import load
 from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
 from tests.mcp.harness import connect
-from tests.realcode.builds import CMARK_DIFF_TRUTH, Build, cmark_gfm_versions
+from tests.realcode.builds import CMARK_DIFF_TRUTH
+from tests.realcode.builds import Build
+from tests.realcode.builds import cmark_gfm_versions
 from tests.waiting import wait_for
 
 

@@ -14,8 +14,10 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
-from rea_plugins.binary.search.crypto import CryptoIdentification, numbers
+from rea.testing import call_tool
+from rea.testing import result_of
+from rea_plugins.binary.search.crypto import CryptoIdentification
+from rea_plugins.binary.search.crypto import numbers
 from tests.fixtures.native import issue48_fixtures as fx
 from tests.mcp.harness import connect
 

@@ -24,7 +24,8 @@ import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.native import decompile
 from tests import toolchains
 from tests.native.test_native_progress import functions_source

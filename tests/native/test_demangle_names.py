@@ -9,7 +9,8 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.binary.core.demangle import demangle
 from tests.fixtures.native import issue48_fixtures as fx
 

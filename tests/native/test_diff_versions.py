@@ -20,9 +20,12 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import load
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
-from tests.fixtures.native.diff_search_fixtures import VERSIONS_TRUTH, VERSIONS_UNCHANGED, library_version
+from tests.fixtures.native.diff_search_fixtures import VERSIONS_TRUTH
+from tests.fixtures.native.diff_search_fixtures import VERSIONS_UNCHANGED
+from tests.fixtures.native.diff_search_fixtures import library_version
 from tests.mcp.harness import connect
 
 ALL = ["changed", "added", "removed", "unchanged"]

@@ -7,7 +7,8 @@ import pytest
 from rea import evidence as ev_mod
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 SMALL = {"limit": 2, "max_instructions": 5}
 

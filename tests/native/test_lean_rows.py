@@ -12,16 +12,15 @@ import pytest
 
 from rea import registry as registry_mod
 from rea.annotations import AnnotationStore
-from rea.operations.shapes import (
-    EDGE_KIND_CODES,
-    PROCEDURE_KIND_CODES,
-    REFERENCE_KIND_CODES,
-    ProcedureRows,
-    ProgramCallGraphRows,
-    ReferenceRows,
-)
+from rea.operations.shapes import EDGE_KIND_CODES
+from rea.operations.shapes import PROCEDURE_KIND_CODES
+from rea.operations.shapes import REFERENCE_KIND_CODES
+from rea.operations.shapes import ProcedureRows
+from rea.operations.shapes import ProgramCallGraphRows
+from rea.operations.shapes import ReferenceRows
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 
 ROW_BUDGET = 40
 TARGETS = ("shapes-elf-x64", "elf-x64-so", "pe-x64-exe", "/bin/ls")

@@ -15,7 +15,8 @@ import pytest
 from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
 from tests.native import libsig_fixtures as lf
 

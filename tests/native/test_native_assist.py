@@ -34,7 +34,8 @@ def test_a_split_sweep_is_the_whole_sweep(monkeypatch: pytest.MonkeyPatch, share
     from rea_plugins.native import assist
     from rea_plugins.native.extract import extract
     from rea_plugins.native.image import Image
-    from rea_plugins.native.index import Analysis, Limits
+    from rea_plugins.native.index import Analysis
+    from rea_plugins.native.index import Limits
     from rea_plugins.native.model import WorkerRequest
     from rea_plugins.native.sweep import FLOW
 
@@ -114,7 +115,9 @@ def _opened_whole_program(
 
 
 def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from rea_plugins.native import assist, registers, store
+    from rea_plugins.native import assist
+    from rea_plugins.native import registers
+    from rea_plugins.native import store
     from rea_plugins.native.provider import NativeProvider
 
     path = str(builds.zstd().binary)

@@ -110,7 +110,8 @@ def test_a_second_cli_call_starts_no_parse_worker(native_fixtures: Any, tmp_path
     assert results[0]["normalized_result"] == results[1]["normalized_result"]
     assert results[0]["evidence_id"] == results[1]["evidence_id"]
     kinds = {k["kind"] for k in _cli(["cache", "info", "--json"], env)["kinds"]}
-    from rea_plugins.native.store import INDEX_KIND, MODEL_KIND
+    from rea_plugins.native.store import INDEX_KIND
+    from rea_plugins.native.store import MODEL_KIND
 
     assert {MODEL_KIND, INDEX_KIND} <= kinds, kinds
 

@@ -18,7 +18,8 @@ def _rows(table: Any) -> list[tuple[int, int, int, int]]:
 
 
 def _index(path: str, monkeypatch: pytest.MonkeyPatch, narrow_end: int | None) -> Any:
-    from rea_plugins.native import index, sweep
+    from rea_plugins.native import index
+    from rea_plugins.native import sweep
     from rea_plugins.native.extract import extract
     from rea_plugins.native.model import WorkerRequest
 
@@ -54,8 +55,13 @@ def test_narrow_and_wide_columns_hold_the_same_index(
 
 
 def test_a_target_beyond_a_narrow_column_is_kept_aside() -> None:
-    from rea_plugins.native.disasm import CALL, JUMP, RET
-    from rea_plugins.native.sweep import FAR, WIDE, Facts, descend
+    from rea_plugins.native.disasm import CALL
+    from rea_plugins.native.disasm import JUMP
+    from rea_plugins.native.disasm import RET
+    from rea_plugins.native.sweep import FAR
+    from rea_plugins.native.sweep import WIDE
+    from rea_plugins.native.sweep import Facts
+    from rea_plugins.native.sweep import descend
 
     facts = Facts(narrow=True)
     facts.add(0x1000, 5, CALL, 0x9000_0000, None)
@@ -70,7 +76,8 @@ def test_a_target_beyond_a_narrow_column_is_kept_aside() -> None:
 
 
 def test_reference_columns_widen_when_a_value_does_not_fit() -> None:
-    from rea_plugins.native.index import RefColumns, column
+    from rea_plugins.native.index import RefColumns
+    from rea_plugins.native.index import column
 
     refs = RefColumns(narrow=True)
     refs.src.append(0x1000)
@@ -113,7 +120,8 @@ def test_pointer_slots_keep_the_last_relocation_and_the_first_default() -> None:
 
 
 def test_a_made_name_is_not_held_but_found_by_its_address() -> None:
-    from rea_plugins.native.index import Names, Proc
+    from rea_plugins.native.index import Names
+    from rea_plugins.native.index import Proc
 
     made = Proc(0x1000, "sub_1000", "local", None, "call-target")
     named = Proc(0x2000, "parse", "local", None, "symbol", "symbol")

@@ -12,7 +12,9 @@ import pytest
 @pytest.mark.parametrize("fixture_id", ["elf-x64-stripped", "pe-x64-exe", "shapes-elf-arm64-nounwind"])
 def test_compute_index_is_deterministic_and_round_trips(native_fixtures: Any, fixture_id: str) -> None:
     from rea_plugins.native.extract import extract
-    from rea_plugins.native.index import Limits, ProgramIndex, compute_index
+    from rea_plugins.native.index import Limits
+    from rea_plugins.native.index import ProgramIndex
+    from rea_plugins.native.index import compute_index
     from rea_plugins.native.model import WorkerRequest
 
     path = native_fixtures.get(fixture_id).path

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import anyio
 
-from tests.mcp.harness import connect, error_of
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
 
 
 def test_an_input_beyond_the_bound_is_resource_constraint_and_the_next_open_works(tmp_path: Path) -> None:

@@ -38,7 +38,9 @@ def test_a_mapped_target_answers_as_a_read_one(native_fixtures: Any, fixture_id:
 def test_strings_are_columns_read_as_items(native_fixtures: Any) -> None:
     from rea_plugins.native.extract import extract
     from rea_plugins.native.model import WorkerRequest
-    from rea_plugins.native.program import Limits, Program, StringItem
+    from rea_plugins.native.program import Limits
+    from rea_plugins.native.program import Program
+    from rea_plugins.native.program import StringItem
 
     path = native_fixtures.get("shapes-elf-x64").path
     p = Program(extract(WorkerRequest(path=path)), path, Limits())

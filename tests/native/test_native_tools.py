@@ -14,7 +14,8 @@ import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from rea_plugins.native.decompile import engine
 
 DECOMPILER = engine().available
@@ -260,7 +261,8 @@ def test_inventory_limit_fails_explicitly(
 
 
 def test_descriptor_operations_match_and_import_is_cheap() -> None:
-    from rea_plugins.native import operations, provider
+    from rea_plugins.native import operations
+    from rea_plugins.native import provider
 
     # The one declaration is what dispatch serves: every declared operation has its handler (pseudo code is the
     # client's own: rea_plugins.native.pseudo, over the decompile workers).
@@ -305,7 +307,8 @@ def test_index_deadline_is_a_provider_timeout(
 
 
 def test_cancellation_records_nothing(native: Session) -> None:
-    from rea.context import CallContext, CancelSignal
+    from rea.context import CallContext
+    from rea.context import CancelSignal
 
     signal = CancelSignal()
     messages: list[str] = []

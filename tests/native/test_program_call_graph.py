@@ -5,7 +5,8 @@ size, bounded by the index's instruction budget and deadline instead of a code-s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import msgspec
 import pytest
@@ -111,7 +112,8 @@ def test_a_bad_page_is_invalid_request(native_fixtures: Any, params: dict[str, A
 def test_the_graph_is_kept_in_the_analysis_cache(
     native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rea_plugins.native import graph, store
+    from rea_plugins.native import graph
+    from rea_plugins.native import store
 
     monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(store, "MEMO", store._Memo())
@@ -136,7 +138,8 @@ def test_the_graph_is_kept_in_the_analysis_cache(
 
 def test_discovery_has_no_size_threshold_and_the_budget_is_typed(native_fixtures: Any) -> None:
     from rea_plugins.native.extract import extract
-    from rea_plugins.native.index import Limits, compute_index
+    from rea_plugins.native.index import Limits
+    from rea_plugins.native.index import compute_index
     from rea_plugins.native.model import WorkerRequest
     from rea_plugins.native.provider import NativeProvider
 
@@ -162,7 +165,8 @@ def test_references_to_code_are_the_data_tables(native_fixtures: Any, fixture_id
     it without the data reference table gives exactly the code addresses that table names."""
     from rea_plugins.native.extract import extract
     from rea_plugins.native.model import WorkerRequest
-    from rea_plugins.native.program import Limits, Program
+    from rea_plugins.native.program import Limits
+    from rea_plugins.native.program import Program
 
     for path in (native_fixtures.get(fixture_id).path, "/bin/ls"):
         program = Program(extract(WorkerRequest(path=path)), path, Limits())

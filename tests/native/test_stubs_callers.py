@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from rea.registry import Registry
-from tests.native.stub_checks import check_on, check_own_stub, check_printf_callers
+from tests.native.stub_checks import check_on
+from tests.native.stub_checks import check_own_stub
+from tests.native.stub_checks import check_printf_callers
 
 
 @pytest.mark.parametrize("fixture_id", ["calls-gcc", "calls-clang"])

@@ -11,7 +11,8 @@ from rea.annotations import AnnotationStore
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from tests.fixtures.native.native_fixtures import FixtureSet, native_fixtures
+from tests.fixtures.native.native_fixtures import FixtureSet
+from tests.fixtures.native.native_fixtures import native_fixtures
 
 __all__ = ["native_fixtures"]
 

@@ -14,11 +14,19 @@ import pytest
 
 from rea import bundle
 from rea import evidence as ev_mod
-from rea.annotations import AnnotationStore, Note, Notebook, check_field, make_notebook, normalize_address
-from rea.config import annotations_dir, load_settings
+from rea.annotations import AnnotationStore
+from rea.annotations import Note
+from rea.annotations import Notebook
+from rea.annotations import check_field
+from rea.annotations import make_notebook
+from rea.annotations import normalize_address
+from rea.config import annotations_dir
+from rea.config import load_settings
 from rea.doctor import doctor_report
 from rea.errors import ReaError
-from rea.evidence import Digest, ProviderIdentity, Subject
+from rea.evidence import Digest
+from rea.evidence import ProviderIdentity
+from rea.evidence import Subject
 from rea.registry import load
 
 SHA = "ab" * 32

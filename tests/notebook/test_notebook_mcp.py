@@ -9,7 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.mcp.harness import connect, normalized, structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import normalized
+from tests.mcp.harness import structured
 from tests.radare2.conftest import require_radare2
 
 

@@ -12,7 +12,8 @@ import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.notebook.conftest import open_session
 
 WRITES = (

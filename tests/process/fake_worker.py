@@ -10,7 +10,9 @@ from typing import Any
 
 from rea.errors import ReaError
 from rea.process import frames
-from rea.process.worker import Reporter, Result, serve
+from rea.process.worker import Reporter
+from rea.process.worker import Result
+from rea.process.worker import serve
 
 
 def echo(params: dict[str, Any], _r: Reporter) -> Any:

@@ -14,11 +14,18 @@ from typing import Any
 
 import pytest
 
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext
+from rea.context import CancelSignal
 from rea.errors import ReaError
-from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, WorkerChannel, procfs, sandbox
+from rea.process import OwnedProcess
+from rea.process import ProcessSpec
+from rea.process import SandboxPolicy
+from rea.process import WorkerChannel
+from rea.process import procfs
+from rea.process import sandbox
 from tests import toolchains
-from tests.waiting import gone, wait_for
+from tests.waiting import gone
+from tests.waiting import wait_for
 
 FAKE = str(Path(__file__).with_name("fake_worker.py"))
 

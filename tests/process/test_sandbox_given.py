@@ -19,7 +19,11 @@ from typing import Any
 import pytest
 
 from rea.cache_key import load_secret
-from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, procfs, sandbox
+from rea.process import OwnedProcess
+from rea.process import ProcessSpec
+from rea.process import SandboxPolicy
+from rea.process import procfs
+from rea.process import sandbox
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from rea.errors import ReaError
-from rea.process import procfs, sandbox
+from rea.process import procfs
+from rea.process import sandbox
 from rea.process.confine import network_namespace_failure
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
 from tests.waiting import wait_for
 
@@ -369,7 +371,9 @@ def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(
 
 
 def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwrap: str) -> None:
-    from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy
+    from rea.process import OwnedProcess
+    from rea.process import ProcessSpec
+    from rea.process import SandboxPolicy
 
     proc = OwnedProcess.start(
         ProcessSpec(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
-from rea_plugins.projections.profiles import CompactProjection, serialized_size
+from rea_plugins.projections.profiles import CompactProjection
+from rea_plugins.projections.profiles import serialized_size
 
 
 def test_compact_inlines_references_and_widens_unconstrained_fields() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rea.operations import unwind
-from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core
+from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK
+from rea_plugins.radare2.engine import Core
 from rea_plugins.radare2.options import library_dir
 from rea_plugins.radare2.program import Program
 from tests import toolchains

@@ -11,18 +11,16 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from tests.engine_lifecycle import (
-    check_cancellation_kills_the_worker,
-    check_client_close_during_a_query_reaps_the_worker,
-    check_corrupted_binaries_give_typed_errors,
-    check_worker_crash_is_reported_then_recovered,
-    check_worker_exits_when_the_server_dies,
-    op,
-    owned_alive,
-    started_pids,
-    timed_out,
-    worker_pid,
-)
+from tests.engine_lifecycle import check_cancellation_kills_the_worker
+from tests.engine_lifecycle import check_client_close_during_a_query_reaps_the_worker
+from tests.engine_lifecycle import check_corrupted_binaries_give_typed_errors
+from tests.engine_lifecycle import check_worker_crash_is_reported_then_recovered
+from tests.engine_lifecycle import check_worker_exits_when_the_server_dies
+from tests.engine_lifecycle import op
+from tests.engine_lifecycle import owned_alive
+from tests.engine_lifecycle import started_pids
+from tests.engine_lifecycle import timed_out
+from tests.engine_lifecycle import worker_pid
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import open_r2
 from tests.realcode import builds

@@ -9,7 +9,8 @@ import pytest
 import tests.fixtures.native.native_fixtures as nf
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.engine_lifecycle import op
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import open_r2

@@ -14,13 +14,15 @@ import pytest
 from rea.cli.main import main as cli_main
 from rea.config import load_settings
 from rea.errors import ReaError
-from rea.process import WorkerChannel, python_worker_spec
+from rea.process import WorkerChannel
+from rea.process import python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.radare2 import options
 from rea_plugins.radare2.provider import Radare2Provider
-from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load, worker_pid
+from tests.engine_lifecycle import check_worker_answers_ping_and_refuses_queries_before_a_load
+from tests.engine_lifecycle import worker_pid
 from tests.engine_operations import CONTRACT_OPERATIONS
 from tests.radare2.conftest import require_radare2
 

@@ -7,7 +7,10 @@ import pytest
 
 from rea.registry import Registry
 from rea_plugins.radare2.options import library_dir
-from tests.native.stub_checks import check_on, check_own_stub, check_paths_from_main, check_printf_callers
+from tests.native.stub_checks import check_on
+from tests.native.stub_checks import check_own_stub
+from tests.native.stub_checks import check_paths_from_main
+from tests.native.stub_checks import check_printf_callers
 
 pytestmark = pytest.mark.skipif(library_dir() is None, reason="radare2 is not installed (pip install 'rea[radare2]')")
 

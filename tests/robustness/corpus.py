@@ -14,12 +14,15 @@ import random
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from tests.fixtures.native.native_fixtures import FixtureSet
-from tests.robustness import hostile, mutants
+from tests.robustness import hostile
+from tests.robustness import mutants
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".fixtures" / "robustness"

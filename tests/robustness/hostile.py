@@ -18,7 +18,8 @@ import struct
 import unicodedata
 import warnings
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 BLOCK = 4 * 1024 * 1024

@@ -15,7 +15,8 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,18 @@ import msgspec
 import pytest
 
 from rea.cache_key import KEY_FILE
-from rea.errors import CODES, ReaError
+from rea.errors import CODES
+from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 from tests.robustness.corpus import Case
 from tests.robustness.hostile import ISSUE24
-from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
+from tests.robustness.server import Reply
+from tests.robustness.server import Server
+from tests.robustness.server import alive
+from tests.robustness.server import environ_value
+from tests.robustness.server import proc_children
+from tests.robustness.server import status_kib
 
 # A Python exception's name, or the text Python's own exceptions carry (which reads as one to a user).
 EXCEPTION_NAME = re.compile(

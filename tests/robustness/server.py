@@ -15,7 +15,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
+from typing import Self
 
 from tests.mcp.harness import server_env
 

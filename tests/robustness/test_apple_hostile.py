@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.apple import applefixtures, hostile
+from tests.apple import applefixtures
+from tests.apple import hostile
 from tests.robustness import runner
 from tests.robustness.server import Server
 

@@ -16,8 +16,11 @@ import pytest
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
-from tests.engine_lifecycle import op, owned_alive, worker_pid
+from rea.testing import call_tool
+from rea.testing import result_of
+from tests.engine_lifecycle import op
+from tests.engine_lifecycle import owned_alive
+from tests.engine_lifecycle import worker_pid
 from tests.radare2.conftest import require_radare2
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.native.native_fixtures import FixtureSet
-from tests.robustness import corpus, runner
-from tests.robustness.runner import Finding, Run
+from tests.robustness import corpus
+from tests.robustness import runner
+from tests.robustness.runner import Finding
+from tests.robustness.runner import Run
 
 pytestmark = pytest.mark.slow
 

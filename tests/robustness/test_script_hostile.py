@@ -20,7 +20,8 @@ from rea.process import sandbox
 from tests import toolchains
 from tests.robustness import runner
 from tests.robustness.server import Server
-from tests.scripting.conftest import EXAMPLES, STRINGS_C
+from tests.scripting.conftest import EXAMPLES
+from tests.scripting.conftest import STRINGS_C
 
 SEED = 44
 DEADLINE_S = 90

@@ -25,7 +25,8 @@ from rea.catalog.schemas import flatten_root_union
 from rea.paths import path_fields
 from rea.registry import default_registry
 from tests.robustness import runner
-from tests.robustness.server import Reply, Server
+from tests.robustness.server import Reply
+from tests.robustness.server import Server
 
 # How long ping may take while a call is in flight before the server counts as frozen. The contract is 1 s;
 # the margin is for a loaded two-core CI machine, and a frozen server never answers at all.

@@ -18,7 +18,8 @@ from rea.session import Session
 from rea.testing import call_tool
 from tests import toolchains
 from tests.crash import crashfixtures
-from tests.kernel.test_golang import buildinfo, pclntab_118
+from tests.kernel.test_golang import buildinfo
+from tests.kernel.test_golang import pclntab_118
 from tests.robustness import runner
 from tests.wasm import wasmfixtures
 

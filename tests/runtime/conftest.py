@@ -11,7 +11,15 @@ import pytest
 
 from tests import toolchains
 from tests.javascript import appfixtures
-from tests.runtime.nodeapp import FEATURE, HELPER, MAIN, PACKAGE, PLUGIN, UNUSED, UTIL, Inspected, write
+from tests.runtime.nodeapp import FEATURE
+from tests.runtime.nodeapp import HELPER
+from tests.runtime.nodeapp import MAIN
+from tests.runtime.nodeapp import PACKAGE
+from tests.runtime.nodeapp import PLUGIN
+from tests.runtime.nodeapp import UNUSED
+from tests.runtime.nodeapp import UTIL
+from tests.runtime.nodeapp import Inspected
+from tests.runtime.nodeapp import write
 
 
 @pytest.fixture(scope="session")

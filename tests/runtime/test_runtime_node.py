@@ -11,8 +11,11 @@ import pytest
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
-from tests.runtime.nodeapp import CRASHING, LATE_PLUGIN, Inspected
+from rea.testing import call_tool
+from rea.testing import result_of
+from tests.runtime.nodeapp import CRASHING
+from tests.runtime.nodeapp import LATE_PLUGIN
+from tests.runtime.nodeapp import Inspected
 
 
 def _sha(path: Path) -> str:

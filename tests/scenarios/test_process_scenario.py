@@ -12,7 +12,8 @@ import pytest
 from rea.errors import ReaError
 from rea.process import OwnedProcess
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.waiting import still_running
 
 

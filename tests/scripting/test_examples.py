@@ -12,7 +12,8 @@ import msgspec
 import pytest
 
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.scripting.conftest import example
 
 pytestmark = pytest.mark.usefixtures("sandboxed")

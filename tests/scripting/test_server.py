@@ -13,7 +13,8 @@ import anyio
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from tests.mcp.harness import connect, error_of
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
 from tests.scripting.conftest import example
 
 pytestmark = pytest.mark.usefixtures("sandboxed")

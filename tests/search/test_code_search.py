@@ -20,10 +20,15 @@ import pytest
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
 from tests.mcp.harness import connect
-from tests.search.conftest import CASE_IDS, CASES, TARGETS, Builds, opened_case
+from tests.search.conftest import CASE_IDS
+from tests.search.conftest import CASES
+from tests.search.conftest import TARGETS
+from tests.search.conftest import Builds
+from tests.search.conftest import opened_case
 
 SEARCH_C = r"""
 int puts(const char *s);

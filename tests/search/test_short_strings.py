@@ -16,9 +16,13 @@ import pytest
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests import toolchains
-from tests.search.conftest import CASE_IDS, CASES, Builds, opened_case
+from tests.search.conftest import CASE_IDS
+from tests.search.conftest import CASES
+from tests.search.conftest import Builds
+from tests.search.conftest import opened_case
 
 # -fno-builtin keeps every strcmp a call with its literal (gcc otherwise inlines the short ones). On x86-64 ELF the
 # linker merges "xml" into the tail of "--to-xml": code references a string that begins inside another.

@@ -10,11 +10,15 @@ from typing import Any
 
 import anyio
 import pytest
-from sqlitefixtures import CHECKPOINTED_USERS, LONG_TEXT, ORDERS, WAL_USERS
+from sqlitefixtures import CHECKPOINTED_USERS
+from sqlitefixtures import LONG_TEXT
+from sqlitefixtures import ORDERS
+from sqlitefixtures import WAL_USERS
 
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.mcp.harness import connect
 
 

@@ -11,11 +11,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from rea import bundle, typelib
-from rea.annotations import AnnotationStore, TypeEntry
+from rea import bundle
+from rea import typelib
+from rea.annotations import AnnotationStore
+from rea.annotations import TypeEntry
 from rea.errors import ReaError
 from tests import toolchains
-from tests.notebook.test_annotation_store import _record, raced
+from tests.notebook.test_annotation_store import _record
+from tests.notebook.test_annotation_store import raced
 
 SHA = "ab" * 32
 

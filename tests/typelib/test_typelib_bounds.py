@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from rea import typelib
-from rea.annotations import AnnotationStore, TypeEntry
+from rea.annotations import AnnotationStore
+from rea.annotations import TypeEntry
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import call_tool, result_of
+from rea.testing import call_tool
+from rea.testing import result_of
 from tests.typelib.conftest import OPTS_DECL
 
 LP64 = typelib.ABIS["lp64"]

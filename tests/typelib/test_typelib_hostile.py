@@ -9,12 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from rea.annotations import TypeEntry
 from rea.errors import ReaError
-from rea.typelib import Layout, abi_for, declare, prototype
+from rea.typelib import Layout
+from rea.typelib import abi_for
+from rea.typelib import declare
+from rea.typelib import prototype
 
 SEEDS = (
     "struct opts { int verbose; int level; const char *extensions; struct opts *next; long count; };",

@@ -10,7 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.mcp.harness import connect, error_of, normalized, structured
+from tests.mcp.harness import connect
+from tests.mcp.harness import error_of
+from tests.mcp.harness import normalized
+from tests.mcp.harness import structured
 from tests.radare2.conftest import require_radare2
 from tests.typelib.conftest import OPTS_DECL
 

@@ -9,24 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import metadata
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProvider,
-    Arguments,
-    Availability,
-    CallContext,
-    CloseOutcome,
-    JSONObject,
-    OperationResult,
-    ProviderDescriptor,
-    ReaError,
-    Target,
-    TargetSupport,
-    WorkerChannel,
-    hookimpl,
-    page,
-    python_worker_spec,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProvider
+from rea.plugin import Arguments
+from rea.plugin import Availability
+from rea.plugin import CallContext
+from rea.plugin import CloseOutcome
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProviderDescriptor
+from rea.plugin import ReaError
+from rea.plugin import Target
+from rea.plugin import TargetSupport
+from rea.plugin import WorkerChannel
+from rea.plugin import hookimpl
+from rea.plugin import page
+from rea.plugin import python_worker_spec
 
 MAGIC = b"TOYBIN1\n"
 MAX_SIZE = 1 << 20  # toy files are tiny; anything larger is refused rather than read whole

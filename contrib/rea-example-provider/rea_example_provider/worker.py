@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from rea.plugin import Arguments, Reporter, arg_str, serve
-from rea_example_provider import Parsed, parse
+from rea.plugin import Arguments
+from rea.plugin import Reporter
+from rea.plugin import arg_str
+from rea.plugin import serve
+from rea_example_provider import Parsed
+from rea_example_provider import parse
 
 
 def parse_route(params: Arguments, reporter: Reporter) -> Parsed:

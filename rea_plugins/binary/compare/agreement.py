@@ -7,46 +7,47 @@ recorded in the run's lineage) before the call returns. The binding never change
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    AnalysisClient,
-    AnalysisProfile,
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProcedureRef,
-    ProviderIdentity,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_bool,
-    arg_int,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-    select,
-)
+from rea.plugin import AnalysisClient
+from rea.plugin import AnalysisProfile
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ProviderIdentity
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import IDENTITY, PROCEDURE, binary_tool, obj, prop
-from rea_plugins.binary.core.shapes import (
-    Agreement,
-    AgreementFacet,
-    CodeBeside,
-    ComparedProvider,
-    EdgeCounts,
-    PeerSession,
-    ProcedureCounts,
-    ProcedureDifference,
-    ProviderAgreement,
-)
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import select
+from rea_plugins.binary.core.schema import IDENTITY
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.shapes import Agreement
+from rea_plugins.binary.core.shapes import AgreementFacet
+from rea_plugins.binary.core.shapes import CodeBeside
+from rea_plugins.binary.core.shapes import ComparedProvider
+from rea_plugins.binary.core.shapes import EdgeCounts
+from rea_plugins.binary.core.shapes import PeerSession
+from rea_plugins.binary.core.shapes import ProcedureCounts
+from rea_plugins.binary.core.shapes import ProcedureDifference
+from rea_plugins.binary.core.shapes import ProviderAgreement
 
 PAGE = 1000
 MAX_INVENTORY = 200_000

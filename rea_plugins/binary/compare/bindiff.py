@@ -18,35 +18,44 @@ import difflib
 import re
 from array import array
 from collections import Counter
-from typing import Any, Literal, TypeVar
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    CallContext,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    PageOf,
-    ProcedureRef,
-    ToolCall,
-    ToolDef,
-    arg_float,
-    arg_int,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-    normalize_instruction,
-    page_of,
-    procedure_hash,
-    render,
-)
+from rea.plugin import Arguments
+from rea.plugin import CallContext
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import PageOf
+from rea.plugin import ProcedureRef
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_float
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_instruction
+from rea.plugin import page_of
+from rea.plugin import procedure_hash
+from rea.plugin import render
 from rea_plugins.binary.compare import similarity
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.schema import IDENTITY, LIMIT, OFFSET, binary_tool, obj, prop
-from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow, paging_of
+from rea_plugins.binary.core.schema import IDENTITY
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.shapes import BinaryComparison
+from rea_plugins.binary.core.shapes import BinarySide
+from rea_plugins.binary.core.shapes import DiffCounts
+from rea_plugins.binary.core.shapes import DiffRow
+from rea_plugins.binary.core.shapes import paging_of
 
 PAGE = 1000
 # Instructions of one procedure compared for similarity (a longer one is compared on its first ones).

@@ -7,20 +7,23 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    JSONValue,
-    ToolCall,
-    ToolDef,
-    evidence_input,
-    invalid_request,
-    issue,
-    with_evidence_defs,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import IDENTITY, binary_tool, object_of, objects_in
-from rea_plugins.binary.core.shapes import ComparedDossier, FacetComparison, FunctionComparison
+from rea.plugin import evidence_input
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import with_evidence_defs
+from rea_plugins.binary.core.schema import IDENTITY
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import object_of
+from rea_plugins.binary.core.schema import objects_in
+from rea_plugins.binary.core.shapes import ComparedDossier
+from rea_plugins.binary.core.shapes import FacetComparison
+from rea_plugins.binary.core.shapes import FunctionComparison
 
 _REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")
 

@@ -8,21 +8,32 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    OperationResult,
-    ProcedureRef,
-    ToolCall,
-    ToolDef,
-    arg_float,
-    arg_strs,
-    invalid_request,
-    issue,
-)
-from rea_plugins.binary.compare.bindiff import bounds_of, page_asked, read_bounds, read_side
-from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
-from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, binary_tool, obj, prop, run
-from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions, paging_of
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_float
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.binary.compare.bindiff import bounds_of
+from rea_plugins.binary.compare.bindiff import page_asked
+from rea_plugins.binary.compare.bindiff import read_bounds
+from rea_plugins.binary.compare.bindiff import read_side
+from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY
+from rea_plugins.binary.compare.similarity import NUM_PERM
+from rea_plugins.binary.compare.similarity import jaccard
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import SimilarFunction
+from rea_plugins.binary.core.shapes import SimilarFunctions
+from rea_plugins.binary.core.shapes import paging_of
 
 # -- find_similar_functions ---------------------------------------------------------------------------------------
 

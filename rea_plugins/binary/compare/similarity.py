@@ -9,7 +9,8 @@ index of the leftovers; find_similar_functions (``compare.similar``) ranks proce
 from __future__ import annotations
 
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
     from datasketch import LeanMinHash as Sketch
@@ -37,7 +38,8 @@ def shingles(lines: array[int]) -> set[int]:
 
 def sketch(lines: array[int]) -> Sketch | None:
     """The MinHash of a procedure's n-grams (None when it has no instructions)."""
-    from datasketch import LeanMinHash, MinHash
+    from datasketch import LeanMinHash
+    from datasketch import MinHash
 
     if not lines:
         return None

@@ -17,20 +17,20 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    CORE_OPERATIONS,
-    Arguments,
-    JSONObject,
-    Notebook,
-    OperationResult,
-    ReaError,
-    ToolCall,
-    arg_int,
-    search,
-    typelib,
-)
+from rea.plugin import CORE_OPERATIONS
+from rea.plugin import Arguments
+from rea.plugin import JSONObject
+from rea.plugin import Notebook
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import arg_int
+from rea.plugin import search
+from rea.plugin import typelib
 from rea_plugins.binary.core import demangle
-from rea_plugins.binary.core.shapes import NotebookRow, NoteKind, UserName
+from rea_plugins.binary.core.shapes import NotebookRow
+from rea_plugins.binary.core.shapes import NoteKind
+from rea_plugins.binary.core.shapes import UserName
 
 USER = "user"
 REVISION_PARAMETER = "annotation_revision"

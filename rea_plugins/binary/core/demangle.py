@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, ToolCall
+from rea.plugin import Arguments
+from rea.plugin import ToolCall
 
 # Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form. Swift
 # (``$s``, ``_$s``, Swift 4's ``$S``/``_T0``), which demumble also demangles.

@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, cast
+from typing import Literal
+from typing import TypedDict
+from typing import cast
 
-from rea.plugin import Target, ToolCall, invalid_request, issue, normalize_address, read_pinned
+from rea.plugin import Target
+from rea.plugin import ToolCall
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_address
+from rea.plugin import read_pinned
 from rea_plugins.binary.core.schema import run
 
 _SEGMENTS = "binary.segments"

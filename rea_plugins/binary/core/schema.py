@@ -6,21 +6,20 @@ import functools
 from collections.abc import Callable
 from typing import Final
 
-from rea.plugin import (
-    RESULT_TYPES,
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProviderIdentity,
-    ToolCall,
-    ToolDef,
-    __version__,
-    invalid_request,
-    issue,
-)
-from rea_plugins.binary.core import annotate, demangle
+from rea.plugin import RESULT_TYPES
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProviderIdentity
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import __version__
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core import demangle
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
 # Who answers what the family composes itself from other Evidence (comparisons), rather than a bound provider.

@@ -2,35 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any
+from typing import Literal
+from typing import TypedDict
 
 import msgspec
 
-from rea.plugin import (
-    Assembly,
-    CalleeItem,
-    CallerItem,
-    ContainingProcedure,
-    DocumentItem,
-    JSONObject,
-    JSONValue,
-    Page,
-    Paged,
-    Picture,
-    ProcedureInfo,
-    ProcedureItem,
-    ProcedureRef,
-    PseudoCode,
-    Record,
-    ReferenceItem,
-    SegmentItem,
-    Shape,
-    StringItem,
-    TargetView,
-    Unavailable,
-    runtime_observations,
-    typelib,
-)
+from rea.plugin import Assembly
+from rea.plugin import CalleeItem
+from rea.plugin import CallerItem
+from rea.plugin import ContainingProcedure
+from rea.plugin import DocumentItem
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import Page
+from rea.plugin import Paged
+from rea.plugin import Picture
+from rea.plugin import ProcedureInfo
+from rea.plugin import ProcedureItem
+from rea.plugin import ProcedureRef
+from rea.plugin import PseudoCode
+from rea.plugin import Record
+from rea.plugin import ReferenceItem
+from rea.plugin import SegmentItem
+from rea.plugin import Shape
+from rea.plugin import StringItem
+from rea.plugin import TargetView
+from rea.plugin import Unavailable
+from rea.plugin import runtime_observations
+from rea.plugin import typelib
 
 
 class PageFields(TypedDict):

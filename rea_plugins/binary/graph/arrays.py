@@ -13,16 +13,21 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, IndexingCode, Record, ToolCall, ToolDef
-from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
-from rea_plugins.binary.core.schema import (
-    ADDRESS_INPUT,
-    check_document,
-    evidence,
-    operation_tool,
-    params_of,
-    run,
-)
+from rea.plugin import Evidence
+from rea.plugin import IndexingCode
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea_plugins.binary.core.regions import locate
+from rea_plugins.binary.core.regions import read_file
+from rea_plugins.binary.core.regions import region_file_offset
+from rea_plugins.binary.core.regions import regions
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import run
 from rea_plugins.binary.graph.crossbinary import xrefs_across
 
 MAX_BACK = 256  # slots looked back for the base

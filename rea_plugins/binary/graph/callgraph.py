@@ -8,37 +8,51 @@ back to the open programs that import it (backward): such an edge names the othe
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    CALL_GRAPH_LEGEND,
-    EDGE_KIND_CODES,
-    FORMAT_PROPERTY,
-    Arguments,
-    CalleeRow,
-    Edge,
-    Evidence,
-    Graph,
-    Node,
-    OperationResult,
-    ProcedureRef,
-    ProgramCallGraph,
-    ProgramCallGraphRows,
-    ReaError,
-    ToolCall,
-    ToolDef,
-    arg_int,
-    arg_str,
-    render,
-    requested,
-)
+from rea.plugin import CALL_GRAPH_LEGEND
+from rea.plugin import EDGE_KIND_CODES
+from rea.plugin import FORMAT_PROPERTY
+from rea.plugin import Arguments
+from rea.plugin import CalleeRow
+from rea.plugin import Edge
+from rea.plugin import Evidence
+from rea.plugin import Graph
+from rea.plugin import Node
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ProgramCallGraph
+from rea.plugin import ProgramCallGraphRows
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import render
+from rea.plugin import requested
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import COMPLETE, LEAN, PROCEDURE, binary_tool, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy, paging_of
-from rea_plugins.binary.graph.crossbinary import Across, Neighbour, neighbour
-from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
+from rea_plugins.binary.core.schema import COMPLETE
+from rea_plugins.binary.core.schema import LEAN
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import CallGraph
+from rea_plugins.binary.core.shapes import DepthStop
+from rea_plugins.binary.core.shapes import GraphEdge
+from rea_plugins.binary.core.shapes import GraphNode
+from rea_plugins.binary.core.shapes import StoppedBy
+from rea_plugins.binary.core.shapes import paging_of
+from rea_plugins.binary.graph.crossbinary import Across
+from rea_plugins.binary.graph.crossbinary import Neighbour
+from rea_plugins.binary.graph.crossbinary import neighbour
+from rea_plugins.binary.graph.thunks import function_of_stub
+from rea_plugins.binary.graph.thunks import own_stub
 
 # The whole program's pages: lean rows by default (about 35 bytes an edge), the complete edges on request.
 DETAIL = prop(

@@ -12,23 +12,35 @@ from __future__ import annotations
 from collections import deque
 from itertools import pairwise
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ProcedureRef,
-    ReaError,
-    ToolCall,
-    ToolDef,
-    arg_bool,
-    arg_int,
-    arg_str,
-    render,
-)
-from rea_plugins.binary.core.schema import PROCEDURE, binary_tool, every_row, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
-from rea_plugins.binary.graph.crossbinary import Across, Neighbour, follow_imports, neighbour
-from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import render
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import every_row
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import CallPath
+from rea_plugins.binary.core.shapes import CallPathTrace
+from rea_plugins.binary.core.shapes import PathHop
+from rea_plugins.binary.core.shapes import PathNode
+from rea_plugins.binary.core.shapes import PathStop
+from rea_plugins.binary.graph.crossbinary import Across
+from rea_plugins.binary.graph.crossbinary import Neighbour
+from rea_plugins.binary.graph.crossbinary import follow_imports
+from rea_plugins.binary.graph.crossbinary import neighbour
+from rea_plugins.binary.graph.thunks import function_of_stub
+from rea_plugins.binary.graph.thunks import own_stub
 
 MAX_PATHS = 32
 _NO_CODE = ("import", "external")

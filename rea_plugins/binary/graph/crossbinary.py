@@ -13,25 +13,21 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ReaError,
-    ToolCall,
-    ToolDef,
-)
-from rea_plugins.binary.core.schema import (
-    PROCEDURE_INPUT,
-    check_document,
-    evidence,
-    objects_in,
-    operation_tool,
-    params_of,
-    run,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea_plugins.binary.core.schema import PROCEDURE_INPUT
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import objects_in
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import run
 
 _EXPORTS = "binary.cross_binary_exports"
 MAX_IMPORTED_BY = 1000

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from rea.plugin import DataFlow, Evidence, ToolCall, ToolDef
+from rea.plugin import DataFlow
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    ADDRESS_PATTERN,
-    DOCUMENT,
-    PROCEDURE,
-    binary_tool,
-    check_document,
-    evidence,
-    obj,
-    params_of,
-    prop,
-)
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import prop
 
 OPERATION = "procedure_data_flow"
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ProcedureRef, ReaError, ToolCall, ToolDef
-from rea_plugins.binary.core.schema import (
-    PROCEDURE_INPUT,
-    check_document,
-    evidence,
-    operation_tool,
-    params_of,
-    run,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea_plugins.binary.core.schema import PROCEDURE_INPUT
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import run
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
 # What may precede a stub's jump: landing pads, and arm64's load of the slot (adrp x16; ldr x17; add x16).

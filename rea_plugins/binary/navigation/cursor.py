@@ -4,38 +4,32 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolMode,
-    arg_str,
-    normalize_address,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolMode
+from rea.plugin import arg_str
+from rea.plugin import normalize_address
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    ADDRESS_INPUT,
-    DOCUMENT,
-    binary_tool,
-    check_document,
-    containing,
-    evidence,
-    navigation_tool,
-    obj,
-    run,
-)
-from rea_plugins.binary.core.shapes import (
-    AddressContext,
-    CurrentAddress,
-    CurrentDocument,
-    CurrentProcedure,
-    NavigationContext,
-)
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import containing
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import navigation_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import AddressContext
+from rea_plugins.binary.core.shapes import CurrentAddress
+from rea_plugins.binary.core.shapes import CurrentDocument
+from rea_plugins.binary.core.shapes import CurrentProcedure
+from rea_plugins.binary.core.shapes import NavigationContext
 
 CURSOR = "binary.cursor"
 _ANNOTATION_FACETS = ("comment", "inline_comment", "bookmark")

@@ -5,40 +5,36 @@ the strings in ``search.strings``, callers, callees and xrefs in ``graph``."""
 
 from __future__ import annotations
 
-from rea.plugin import (
-    RESULT_TYPES,
-    Evidence,
-    OperationResult,
-    Paged,
-    ProcedureRows,
-    ReferenceRows,
-    ToolCall,
-    ToolDef,
-    arg_int,
-    next_offset,
-    runtime_observations,
-)
+from rea.plugin import RESULT_TYPES
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import Paged
+from rea.plugin import ProcedureRows
+from rea.plugin import ReferenceRows
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_int
+from rea.plugin import next_offset
+from rea.plugin import runtime_observations
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    ADDRESS_INPUT,
-    ADDRESS_PATTERN,
-    DIRECTION,
-    DOCUMENT,
-    LIMIT,
-    OFFSET,
-    PROCEDURE,
-    PROCEDURE_INPUT,
-    SEARCH,
-    binary_tool,
-    check_document,
-    evidence,
-    obj,
-    operation_tool,
-    params_of,
-    prop,
-    run,
-)
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN
+from rea_plugins.binary.core.schema import DIRECTION
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import PROCEDURE_INPUT
+from rea_plugins.binary.core.schema import SEARCH
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
 from rea_plugins.binary.core.shapes import TypedProcedureInfo
 from rea_plugins.binary.navigation import rows
 

@@ -6,36 +6,45 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
+from typing import NamedTuple
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
+from msgspec import UnsetType
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    arg_int,
-    arg_str,
-)
-from rea_plugins.binary.core.regions import Region, locate, read_file, region_file_offset, regions, require_mapped
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    ADDRESS_INPUT,
-    DOCUMENT,
-    binary_tool,
-    check_document,
-    evidence,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import BytesRead, EntryPlace, Extent, FileOffset, LoadImage, LoadUnit, RegionBrief
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea_plugins.binary.core.regions import Region
+from rea_plugins.binary.core.regions import locate
+from rea_plugins.binary.core.regions import read_file
+from rea_plugins.binary.core.regions import region_file_offset
+from rea_plugins.binary.core.regions import regions
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import BytesRead
+from rea_plugins.binary.core.shapes import EntryPlace
+from rea_plugins.binary.core.shapes import Extent
+from rea_plugins.binary.core.shapes import FileOffset
+from rea_plugins.binary.core.shapes import LoadImage
+from rea_plugins.binary.core.shapes import LoadUnit
+from rea_plugins.binary.core.shapes import RegionBrief
 
 MAX_READ = 4096
 DEFAULT_READ = 256

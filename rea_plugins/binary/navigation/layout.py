@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, arg_str, build_view
-from rea_plugins.binary.core.schema import binary_tool, obj, prop, run
+from rea.plugin import AnalysisView
+from rea.plugin import Evidence
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_str
+from rea.plugin import build_view
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
 from rea_plugins.binary.core.shapes import BinaryLayout
 
 

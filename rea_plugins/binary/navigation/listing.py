@@ -8,43 +8,39 @@ record, as ``analyze_function`` does.
 
 from __future__ import annotations
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    Paged,
-    Record,
-    ToolCall,
-    ToolDef,
-    arg_bool,
-    arg_int,
-    arg_str,
-    int_param,
-    invalid_request,
-    issue,
-    normalize_address,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import Paged
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import int_param
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_address
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    ASSEMBLY_LIMIT,
-    DOCUMENT,
-    LIMIT,
-    MAX_INSTRUCTIONS,
-    OFFSET,
-    PROCEDURE,
-    SPLIT_OPERANDS,
-    WINDOW,
-    check_document,
-    every_row,
-    evidence,
-    obj,
-    operation_tool,
-    params_of,
-    run,
-)
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import ASSEMBLY_LIMIT
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import MAX_INSTRUCTIONS
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import SPLIT_OPERANDS
+from rea_plugins.binary.core.schema import WINDOW
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import every_row
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import run
 
 ASSEMBLY_PAGE = 200
 MAX_ASSEMBLY = 20_000

@@ -10,22 +10,25 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    PROCEDURE_KIND_CODES,
-    PROCEDURE_LEGEND,
-    REFERENCE_KIND_CODES,
-    REFERENCES_LEGEND,
-    Evidence,
-    ProcedureRef,
-    ProcedureRow,
-    ProcedureRows,
-    ReferenceRow,
-    ReferenceRows,
-    ToolCall,
-    arg_str,
-)
+from rea.plugin import PROCEDURE_KIND_CODES
+from rea.plugin import PROCEDURE_LEGEND
+from rea.plugin import REFERENCE_KIND_CODES
+from rea.plugin import REFERENCES_LEGEND
+from rea.plugin import Evidence
+from rea.plugin import ProcedureRef
+from rea.plugin import ProcedureRow
+from rea.plugin import ProcedureRows
+from rea.plugin import ReferenceRow
+from rea.plugin import ReferenceRows
+from rea.plugin import ToolCall
+from rea.plugin import arg_str
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import COMPLETE, LEAN, check_document, params_of, prop, run
+from rea_plugins.binary.core.schema import COMPLETE
+from rea_plugins.binary.core.schema import LEAN
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
 
 DETAIL = prop(
     "string",

@@ -10,35 +10,33 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_str,
-    invalid_request,
-    issue,
-    normalize_address,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_address
 from rea_plugins.binary.core.regions import require_mapped
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    ADDRESS_INPUT,
-    DOCUMENT,
-    check_document,
-    containing,
-    evidence,
-    navigation_tool,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import CursorMove, CursorStep
-from rea_plugins.binary.navigation.cursor import CURSOR, cursor
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import containing
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import navigation_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import CursorMove
+from rea_plugins.binary.core.shapes import CursorStep
+from rea_plugins.binary.navigation.cursor import CURSOR
+from rea_plugins.binary.navigation.cursor import cursor
 
 PAGE = 1000
 # Decoding stops here: a step inside a larger procedure is limited to its first instructions.

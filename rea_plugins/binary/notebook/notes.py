@@ -12,53 +12,47 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    LIMITS,
-    Evidence,
-    JSONObject,
-    Note,
-    Notebook,
-    OperationResult,
-    ProcedureRef,
-    ReaError,
-    Shape,
-    ToolCall,
-    ToolDef,
-    ToolEffects,
-    arg_object,
-    arg_str,
-    check_field,
-    invalid_request,
-    issue,
-    normalize_address,
-)
+from rea.plugin import LIMITS
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import Note
+from rea.plugin import Notebook
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import Shape
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import ToolEffects
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import check_field
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_address
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    ADDRESS_INPUT,
-    ADDRESS_PATTERN,
-    DOCUMENT,
-    PROCEDURE,
-    check_document,
-    notebook_tool,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import (
-    AnnotatedProcedure,
-    AnnotationChange,
-    AnnotationField,
-    Bookmark,
-    Bookmarks,
-    CommentAt,
-    FieldChange,
-    FunctionAnnotation,
-    InlineCommentAt,
-    NameChange,
-    NamesChange,
-)
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import notebook_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import AnnotatedProcedure
+from rea_plugins.binary.core.shapes import AnnotationChange
+from rea_plugins.binary.core.shapes import AnnotationField
+from rea_plugins.binary.core.shapes import Bookmark
+from rea_plugins.binary.core.shapes import Bookmarks
+from rea_plugins.binary.core.shapes import CommentAt
+from rea_plugins.binary.core.shapes import FieldChange
+from rea_plugins.binary.core.shapes import FunctionAnnotation
+from rea_plugins.binary.core.shapes import InlineCommentAt
+from rea_plugins.binary.core.shapes import NameChange
+from rea_plugins.binary.core.shapes import NamesChange
 from rea_plugins.binary.navigation.cursor import cursor
 
 MAX_NAMES = 1000

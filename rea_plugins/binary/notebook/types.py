@@ -14,41 +14,40 @@ from collections.abc import Callable
 
 import msgspec
 
-from rea.plugin import (
-    LIMITS,
-    MAX_TYPE_DECLARATION,
-    DataInspection,
-    Evidence,
-    Note,
-    Notebook,
-    ProcedureRef,
-    ReaError,
-    Shape,
-    ToolCall,
-    ToolDef,
-    TypeEntry,
-    arg_float,
-    arg_str,
-    invalid_request,
-    issue,
-    typelib,
-)
+from rea.plugin import LIMITS
+from rea.plugin import MAX_TYPE_DECLARATION
+from rea.plugin import DataInspection
+from rea.plugin import Evidence
+from rea.plugin import Note
+from rea.plugin import Notebook
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import Shape
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import TypeEntry
+from rea.plugin import arg_float
+from rea.plugin import arg_str
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import typelib
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import Mapped, Region, require_mapped
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    DOCUMENT,
-    LIMIT,
-    OFFSET,
-    PROCEDURE,
-    check_document,
-    notebook_tool,
-    obj,
-    prop,
-    run,
-)
+from rea_plugins.binary.core.regions import Mapped
+from rea_plugins.binary.core.regions import Region
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import notebook_tool
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
 from rea_plugins.binary.navigation.image import file_backed
-from rea_plugins.binary.notebook.notes import WRITE, analyst_evidence
+from rea_plugins.binary.notebook.notes import WRITE
+from rea_plugins.binary.notebook.notes import analyst_evidence
 
 LIMITATION = "types come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
 MAX_ARRAY_COUNT = 1 << 20

@@ -8,56 +8,60 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import Generic
+from typing import Literal
+from typing import TypedDict
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProcedureRef,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    arg_bool,
-    arg_choice,
-    arg_int,
-    arg_str,
-    compile_regex,
-    int_param,
-    invalid_request,
-    issue,
-    matcher,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_bool
+from rea.plugin import arg_choice
+from rea.plugin import arg_int
+from rea.plugin import arg_str
+from rea.plugin import compile_regex
+from rea.plugin import int_param
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import matcher
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.schema import (
-    DOCUMENT,
-    LIMIT,
-    OFFSET,
-    binary_tool,
-    check_document,
-    evidence,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import (
-    ByteHit,
-    ByteSearch,
-    CodeHit,
-    Constant,
-    ConstantSearch,
-    InstructionSearch,
-    Placed,
-    YaraScan,
-)
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import ByteHit
+from rea_plugins.binary.core.shapes import ByteSearch
+from rea_plugins.binary.core.shapes import CodeHit
+from rea_plugins.binary.core.shapes import Constant
+from rea_plugins.binary.core.shapes import ConstantSearch
+from rea_plugins.binary.core.shapes import InstructionSearch
+from rea_plugins.binary.core.shapes import Placed
+from rea_plugins.binary.core.shapes import YaraScan
 from rea_plugins.binary.search import program
-from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
+from rea_plugins.binary.search.program import Procedure
+from rea_plugins.binary.search.program import Row
+from rea_plugins.binary.search.program import containing
+from rea_plugins.binary.search.program import procedures
+from rea_plugins.binary.search.program import program_rows
+from rea_plugins.binary.search.program import units
 
 MAX_PATTERN_BYTES = 256
 MAX_HITS = 100_000

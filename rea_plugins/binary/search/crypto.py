@@ -12,14 +12,37 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, Shape, ToolCall, ToolDef, arg_choice, int_param
+from rea.plugin import Evidence
+from rea.plugin import OperationResult
+from rea.plugin import Page
+from rea.plugin import ProcedureRef
+from rea.plugin import Shape
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_choice
+from rea.plugin import int_param
 from rea_plugins.binary.core.regions import locate
-from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, binary_tool, check_document, evidence, obj, prop
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
 from rea_plugins.binary.search import program
-from rea_plugins.binary.search.cryptotables import Signature, encodings, signatures
-from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
+from rea_plugins.binary.search.cryptotables import Signature
+from rea_plugins.binary.search.cryptotables import encodings
+from rea_plugins.binary.search.cryptotables import signatures
+from rea_plugins.binary.search.program import Procedure
+from rea_plugins.binary.search.program import Row
+from rea_plugins.binary.search.program import containing
+from rea_plugins.binary.search.program import procedures
+from rea_plugins.binary.search.program import program_rows
+from rea_plugins.binary.search.program import units
 
 MAX_USERS = 16  # procedures listed per finding (the count is always whole)
 MAX_SITES = 8  # instruction addresses listed per procedure

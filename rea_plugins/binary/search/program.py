@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
-from rea.plugin import ProcedureRef, ReaError, ToolCall
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import ToolCall
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import locate, read_file, regions
+from rea_plugins.binary.core.regions import locate
+from rea_plugins.binary.core.regions import read_file
+from rea_plugins.binary.core.regions import regions
 from rea_plugins.binary.core.schema import every_row
 from rea_plugins.binary.core.shapes import Placed
 

@@ -14,35 +14,31 @@ import re
 
 import msgspec
 
-from rea.plugin import (
-    Arguments,
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    int_param,
-    matcher,
-    page,
-    parse_address,
-)
+from rea.plugin import Arguments
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import int_param
+from rea.plugin import matcher
+from rea.plugin import page
+from rea.plugin import parse_address
 from rea_plugins.binary.core.regions import read_file
-from rea_plugins.binary.core.schema import (
-    ADDRESS,
-    DOCUMENT,
-    LIMIT,
-    MIN_LENGTH,
-    OFFSET,
-    SEARCH,
-    check_document,
-    evidence,
-    obj,
-    operation_tool,
-    params_of,
-    run,
-)
+from rea_plugins.binary.core.schema import ADDRESS
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import LIMIT
+from rea_plugins.binary.core.schema import MIN_LENGTH
+from rea_plugins.binary.core.schema import OFFSET
+from rea_plugins.binary.core.schema import SEARCH
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import operation_tool
+from rea_plugins.binary.core.schema import params_of
+from rea_plugins.binary.core.schema import run
 from rea_plugins.binary.search import program
 
 ENGINE_FLOOR = 4

@@ -9,32 +9,31 @@ from __future__ import annotations
 
 import re
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
+from msgspec import UnsetType
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    OperationResult,
-    ReaError,
-    Record,
-    ToolCall,
-    ToolDef,
-    arg_int,
-    arg_str,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_int
+from rea.plugin import arg_str
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    DOCUMENT,
-    PROCEDURE,
-    binary_tool,
-    check_document,
-    evidence,
-    obj,
-    objects_in,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import ApiCaller, ApiPurpose, ApiSurface
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import objects_in
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import ApiCaller
+from rea_plugins.binary.core.shapes import ApiPurpose
+from rea_plugins.binary.core.shapes import ApiSurface
 from rea_plugins.binary.graph.crossbinary import needed_libraries
 
 PAGE = 1000

@@ -6,52 +6,46 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import (
-    Evidence,
-    JSONObject,
-    JSONValue,
-    OperationResult,
-    ProcedureRef,
-    ReaError,
-    Record,
-    TargetView,
-    ToolCall,
-    ToolDef,
-    arg_bool,
-    arg_int,
-    arg_object,
-    arg_str,
-    arg_strs,
-    invalid_request,
-    issue,
-)
+from rea.plugin import Evidence
+from rea.plugin import JSONObject
+from rea.plugin import JSONValue
+from rea.plugin import OperationResult
+from rea.plugin import ProcedureRef
+from rea.plugin import ReaError
+from rea.plugin import Record
+from rea.plugin import TargetView
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import arg_bool
+from rea.plugin import arg_int
+from rea.plugin import arg_object
+from rea.plugin import arg_str
+from rea.plugin import arg_strs
+from rea.plugin import invalid_request
+from rea.plugin import issue
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import (
-    CASE,
-    DOCUMENT,
-    PROCEDURE,
-    binary_tool,
-    check_document,
-    every_row,
-    evidence,
-    limitations_of,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import (
-    BatchDecompile,
-    BinaryOverview,
-    Dossier,
-    FeatureProcedure,
-    FeatureSite,
-    FeatureStep,
-    FeatureTrace,
-    NameXrefs,
-    NotebookRow,
-    ReferencedName,
-    UserName,
-)
+from rea_plugins.binary.core.schema import CASE
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import every_row
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import limitations_of
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import BatchDecompile
+from rea_plugins.binary.core.shapes import BinaryOverview
+from rea_plugins.binary.core.shapes import Dossier
+from rea_plugins.binary.core.shapes import FeatureProcedure
+from rea_plugins.binary.core.shapes import FeatureSite
+from rea_plugins.binary.core.shapes import FeatureStep
+from rea_plugins.binary.core.shapes import FeatureTrace
+from rea_plugins.binary.core.shapes import NameXrefs
+from rea_plugins.binary.core.shapes import NotebookRow
+from rea_plugins.binary.core.shapes import ReferencedName
+from rea_plugins.binary.core.shapes import UserName
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.graph.thunks import is_thunk
 from rea_plugins.binary.navigation import listing
@@ -285,7 +279,8 @@ DOSSIER_PSEUDOCODE_CHARS = 20000
 
 def _page(call: ToolCall, body: _Dossier) -> _Dossier:
     """The requested page of every collection, the assembly and the pseudocode, with where each page lies."""
-    from rea.plugin import row_page, text_page
+    from rea.plugin import row_page
+    from rea.plugin import text_page
 
     args = call.args
     limit, offsets = arg_int(args, "limit", DOSSIER_LIMIT), arg_object(args, "collection_offset") or {}

@@ -12,44 +12,42 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import (
-    DataInspection,
-    DataType,
-    Evidence,
-    InstructionInspection,
-    JSONObject,
-    OperationResult,
-    PointerArray,
-    ProcedureRef,
-    Record,
-    ToolCall,
-    ToolDef,
-    Unavailable,
-    alternatives_remediation,
-    arg_str,
-    decode,
-    invalid_request,
-    issue,
-    normalize_address,
-)
+from rea.plugin import DataInspection
+from rea.plugin import DataType
+from rea.plugin import Evidence
+from rea.plugin import InstructionInspection
+from rea.plugin import JSONObject
+from rea.plugin import OperationResult
+from rea.plugin import PointerArray
+from rea.plugin import ProcedureRef
+from rea.plugin import Record
+from rea.plugin import ToolCall
+from rea.plugin import ToolDef
+from rea.plugin import Unavailable
+from rea.plugin import alternatives_remediation
+from rea.plugin import arg_str
+from rea.plugin import decode
+from rea.plugin import invalid_request
+from rea.plugin import issue
+from rea.plugin import normalize_address
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import Mapped, require_mapped
-from rea_plugins.binary.core.schema import (
-    ADDRESS_INPUT,
-    ADDRESS_PATTERN,
-    DOCUMENT,
-    PROCEDURE,
-    binary_tool,
-    check_document,
-    containing,
-    every_row,
-    evidence,
-    limitations_of,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.core.shapes import CallTarget, CallTargets
+from rea_plugins.binary.core.regions import Mapped
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS_INPUT
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN
+from rea_plugins.binary.core.schema import DOCUMENT
+from rea_plugins.binary.core.schema import PROCEDURE
+from rea_plugins.binary.core.schema import binary_tool
+from rea_plugins.binary.core.schema import check_document
+from rea_plugins.binary.core.schema import containing
+from rea_plugins.binary.core.schema import every_row
+from rea_plugins.binary.core.schema import evidence
+from rea_plugins.binary.core.schema import limitations_of
+from rea_plugins.binary.core.schema import obj
+from rea_plugins.binary.core.schema import prop
+from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import CallTarget
+from rea_plugins.binary.core.shapes import CallTargets
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.navigation.stepping import instructions
 from rea_plugins.binary.notebook import types

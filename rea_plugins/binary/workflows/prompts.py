@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rea.plugin import PromptArgument, PromptDef
+from rea.plugin import PromptArgument
+from rea.plugin import PromptDef
 
 PATH = PromptArgument(name="path", description="Path of the binary (ELF, PE or Mach-O) on the server's machine.")
 
