@@ -117,11 +117,13 @@ def _bare_objects(schema: Any, path: str = "") -> list[str]:
 
 
 def test_no_javascript_argument_is_a_bare_object(rea_registry: Any) -> None:
-    from rea_plugins.javascript.tools import TOOLS
+    from rea_plugins.javascript.tools import tools
 
     # The plugin's own arguments; an inline Evidence record's schema ($defs) is the kernel's (its free-form
     # ``parameters`` are any object by design).
-    for tool in TOOLS:
+    declared = tools()
+    assert declared
+    for tool in declared:
         schema = {k: v for k, v in rea_registry.tools[tool.name].input_schema.items() if k != "$defs"}
         assert _bare_objects(schema) == [], tool.name
 
