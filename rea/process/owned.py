@@ -35,6 +35,7 @@ from typing import TypeVar
 import msgspec
 
 from rea.errors import ReaError
+from rea.errors import cancelled
 from rea.process import confine
 from rea.process import leftovers
 from rea.process import procfs
@@ -171,6 +172,9 @@ def _become_subreaper() -> None:
 
 _LIVE: set[OwnedProcess] = set()
 _LIVE_LOCK = threading.Lock()
+# Set by the exit handler: a thread still running then (a background warm-up, an abandoned call) starts nothing,
+# since nothing would be left to terminate it or remove its directory.
+_exiting = False
 
 
 def _executable_missing(program: str, path_env: str | None) -> str | None:
@@ -208,15 +212,25 @@ class OwnedProcess:
 
     @classmethod
     def start(cls, spec: ProcessSpec) -> OwnedProcess:
-        """Start ``spec``; a missing executable or a failed start is a typed ``provider_unavailable``."""
-        proc = cls(spec)
+        """Start ``spec``; a missing executable or a failed start is a typed ``provider_unavailable``, and a start
+        once the server is exiting is ``cancelled``."""
+        with _LIVE_LOCK:
+            if _exiting:
+                raise cancelled(f"the server's exit (starting {spec.resource})")
+            # Listed (and locked) before its directory exists and its process starts: the exit handler, which
+            # takes this process's lock to terminate it, waits for a start in progress instead of missing it.
+            proc = cls(spec)
+            proc._lock.acquire()
+            _LIVE.add(proc)
         try:
             proc._start()
         except BaseException:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
             shutil.rmtree(proc.private_dir, ignore_errors=True)
             raise
-        with _LIVE_LOCK:
-            _LIVE.add(proc)
+        finally:
+            proc._lock.release()
         return proc
 
     def _environment(self) -> dict[str, str]:
@@ -608,6 +622,9 @@ def release_secret_holders(grace_s: float = 0.5) -> None:
 @atexit.register
 def _terminate_all() -> None:
     """At server exit, every owned process still running is terminated (briefly), secret holders first."""
+    global _exiting
+    with _LIVE_LOCK:
+        _exiting = True
     release_secret_holders()
     with _LIVE_LOCK:
         live = list(_LIVE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -271,6 +272,45 @@ def test_a_thousand_start_and_close_cycles_leave_nothing() -> None:
     assert _rea_dirs() == before
     assert not [p for p in pids if alive(p)]
     print(f"\n1000 owned-process cycles: {seconds:.1f} s, {seconds:.2f} ms per cycle; nothing left")
+
+
+# A server's exit handler races threads still running: a warm-up that starts an engine's worker, a start midway.
+EXIT_RACE = """
+import os, sys, threading
+from rea.errors import ReaError
+from rea.process import OwnedProcess, ProcessSpec, owned
+
+spec = ProcessSpec(argv=("sleep", "60"), resource="exit-race", owner="test")
+entered, gate, started = threading.Event(), threading.Event(), []
+spawn = owned._SPAWNER.run
+
+def held_spawn(job):
+    entered.set()
+    gate.wait()
+    return spawn(job)
+
+owned._SPAWNER.run = held_spawn
+threading.Thread(target=lambda: started.append(OwnedProcess.start(spec)), daemon=True).start()
+entered.wait()
+threading.Timer(0.3, gate.set).start()
+owned._terminate_all()  # waits for the start midway, then ends what it started
+owned._SPAWNER.run = spawn
+try:
+    OwnedProcess.start(spec)
+except ReaError as err:
+    print(err.code, started[0].pid)
+"""
+
+
+def test_the_exit_handler_ends_a_start_midway_and_refuses_any_later_one(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    ran = subprocess.run([sys.executable, "-c", EXIT_RACE], env=env, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout, "a start after the exit handler began was not refused"
+    code, pid = ran.stdout.split()
+    assert code == "cancelled"
+    assert gone(int(pid))
+    assert [n for n in os.listdir(tmp_path) if n.startswith("rea-")] == []
 
 
 # -- sandbox ------------------------------------------------------------------------------------
