@@ -34,6 +34,8 @@ from rea.evidence import Subject
 from rea.fsnames import shown
 from rea.ledger import LEDGER_MEMORY_MB
 from rea.ledger import Ledger
+from rea.process.worker import refused_allocation
+from rea.process.worker import server_memory_exhausted
 from rea.providers import AnalysisClient
 from rea.providers import AnalysisProvider
 from rea.providers import OperationResult
@@ -299,6 +301,8 @@ class Session:
                     raise
                 except Exception as exc:
                     self._forget(slot)
+                    if refused_allocation(exc):
+                        raise server_memory_exhausted(f"opening the target with {d.id}") from None
                     raise ReaError(
                         "provider_unavailable",
                         f"provider {d.id} failed to open the target (an internal error of the provider plugin)",
@@ -491,6 +495,8 @@ class Session:
         except ReaError:
             raise
         except Exception as exc:
+            if refused_allocation(exc):
+                raise server_memory_exhausted(operation) from None
             # A plugin bug: its text may expose internals, so the caller gets a plain statement.
             raise ReaError(
                 "execution_failure",

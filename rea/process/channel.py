@@ -25,6 +25,7 @@ from rea.errors import cancelled
 from rea.process import frames
 from rea.process.owned import OwnedProcess
 from rea.process.owned import ProcessSpec
+from rea.process.owned import effective_address_space
 from rea.process.owned import now_iso
 from rea.process.owned import status_details
 from rea.process.worker import OUT_OF_MEMORY
@@ -316,7 +317,7 @@ class WorkerChannel:
                 details={"reason": "closed", "provider_id": self.label, "operation": op},
             )
         how = details.get("signal") or f"status {details['exit_status']}"
-        limit = proc.spec.address_space_bytes
+        limit = effective_address_space(proc.spec.address_space_bytes)
         if limit and OUT_OF_MEMORY.search(proc.stderr_tail()):
             return memory_exhausted(proc.spec, op, phase)
         return ReaError(
@@ -336,10 +337,21 @@ class WorkerChannel:
 
 
 def memory_exhausted(spec: ProcessSpec, op: str, phase: str) -> ReaError:
-    """A worker that ran out of memory under its bound: ``resource_constraint`` naming the bound and its setting."""
-    limit_mb = spec.address_space_bytes >> 20
+    """A worker that ran out of memory under its bound: ``resource_constraint`` naming the bound and what sets it
+    (the engine's setting, or the limit rea itself was started under when that is lower)."""
+    limit = effective_address_space(spec.address_space_bytes)
+    limit_mb = limit >> 20
+    inherited = limit != spec.address_space_bytes
     bound = f"its {limit_mb} MiB address-space bound" if limit_mb else "memory"
-    setting = f"Raise {spec.memory_setting} (now {limit_mb} MiB) or" if spec.memory_setting and limit_mb else "Try"
+    if inherited:
+        setting = (
+            f"rea itself runs under a {limit_mb} MiB address-space limit (ulimit -v, or a corpus triage's "
+            "memory_limit): raise that, or"
+        )
+    elif spec.memory_setting and limit_mb:
+        setting = f"Raise {spec.memory_setting} (now {limit_mb} MiB) or"
+    else:
+        setting = "Try"
     return ReaError(
         "resource_constraint",
         f"the {spec.resource} ran out of {bound} during {phase}",
@@ -350,7 +362,7 @@ def memory_exhausted(spec: ProcessSpec, op: str, phase: str) -> ReaError:
             "phase": phase,
             "provider_id": spec.owner,
             **({"reported_limits": {"address_space_mb": limit_mb}} if limit_mb else {}),
-            **({"setting": spec.memory_setting} if spec.memory_setting else {}),
+            **({"setting": spec.memory_setting} if spec.memory_setting and not inherited else {}),
         },
     )
 

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import os
 import queue
+import resource
 import shutil
 import signal
 import subprocess
@@ -157,6 +158,16 @@ _SPAWNER = _Spawner()
 _SUBREAPER: list[bool] = []
 
 
+def effective_address_space(requested: int) -> int:
+    """The address-space cap (bytes; 0: none) a process started with ``requested`` runs under: the lower of it and
+    the hard limit rea itself was started under (``ulimit -v``, a corpus worker's memory_limit), which no process it
+    starts exceeds."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY:
+        return requested
+    return min(requested, hard) if requested else hard
+
+
 def _become_subreaper() -> None:
     """Orphans of owned processes come back to the server, so it can reap them (pid 1 may never do)."""
     if _SUBREAPER or not sys.platform.startswith("linux"):
@@ -276,7 +287,7 @@ class OwnedProcess:
             "-S",
             LAUNCH,
             str(os.getpid()),
-            str(spec.address_space_bytes),
+            str(effective_address_space(spec.address_space_bytes)),
             "1" if spec.terminal else "0",
             "--",
             *argv,

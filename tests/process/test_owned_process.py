@@ -313,6 +313,39 @@ def test_the_exit_handler_ends_a_start_midway_and_refuses_any_later_one(tmp_path
     assert [n for n in os.listdir(tmp_path) if n.startswith("rea-")] == []
 
 
+# Under a cap an engine may turn a refused allocation into an error of its own ("libz3.so not found"): read as the
+# cap once the peak is near it. The bound a worker inherits from rea's own limit is the one its error names.
+AT_THE_CAP = """
+import resource
+from rea.process.channel import memory_exhausted
+from rea.process.owned import ProcessSpec
+from rea.process.worker import refused_allocation
+
+print(refused_allocation(ValueError("libz3.so not found")))
+peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmPeak")).split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (peak + (256 << 20), peak + (256 << 20)))
+print(refused_allocation(ValueError("libz3.so not found")))
+held = []
+try:
+    while True:
+        held.append(bytearray(4 << 20))
+except MemoryError:
+    held.clear()
+null_return = SystemError("error return without exception set")
+print(refused_allocation(ValueError("libz3.so not found")), refused_allocation(null_return))
+spec = ProcessSpec(argv=("x",), resource="w", address_space_bytes=1 << 40, memory_setting="REA_X_MEMORY_LIMIT_MB")
+print(memory_exhausted(spec, "parse", "parsing").message)
+"""
+
+
+def test_an_engine_error_at_the_cap_is_the_cap_and_an_inherited_bound_is_named() -> None:
+    ran = subprocess.run([sys.executable, "-c", AT_THE_CAP], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    uncapped, far, near, message = ran.stdout.splitlines()
+    assert (uncapped, far, near) == ("False", "False", "True True")
+    assert "1048576 MiB" not in message and "MiB address-space bound" in message
+
+
 # -- sandbox ------------------------------------------------------------------------------------
 
 
