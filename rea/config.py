@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -150,18 +151,26 @@ CACHE_MAX_BYTES = SettingSpec(
 PRESENTATIONS = ("lean", "complete", "compact")
 
 
-def _presentation(raw: str) -> str:
-    if raw not in PRESENTATIONS:
-        raise ValueError(raw)
-    return raw
+def choice_setting(name: str, choices: Iterable[str], default: str, description: str = "") -> SettingSpec:
+    """A setting that is one of a few words (``REA_DEBUG_ATTACH=own``), spelled exactly; its constraint lists them
+    in order, and ``default`` holds when it is unset."""
+    allowed = tuple(choices)
+
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise ValueError(raw)
+        return raw
+
+    return SettingSpec(
+        name=name, constraint="one of " + ", ".join(allowed), parse=parse, description=description, default=default
+    )
 
 
-RESULT_PRESENTATION = SettingSpec(
-    name="REA_RESULT_PRESENTATION",
-    constraint="one of " + ", ".join(PRESENTATIONS),
-    parse=_presentation,
-    default="lean",
-    description="lean (default for rea serve): Evidence results carry their provenance by a short id, said once by "
+RESULT_PRESENTATION = choice_setting(
+    "REA_RESULT_PRESENTATION",
+    PRESENTATIONS,
+    "lean",
+    "lean (default for rea serve): Evidence results carry their provenance by a short id, said once by "
     "open_binary, and only the envelope fields that say something; complete: whole Evidence records (the default "
     "of the CLI); compact: the analysis profile by its digest. Identity is unchanged (docs/results.md).",
 )

@@ -384,7 +384,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Every native operation over one engine's ``Source``; details are cached per procedure.",
     ),
     "choice_setting": (
-        "rea.choices",
+        "rea.config",
         "choice_setting",
         "A setting that is one of a few words (its constraint lists them), its default when unset.",
     ),
@@ -1843,11 +1843,11 @@ if TYPE_CHECKING:
     from rea.catalog.tool import ToolEffects as ToolEffects
     from rea.catalog.tool import ToolMode as ToolMode
     from rea.catalog.tool import lazy_handler as lazy_handler
-    from rea.choices import choice_setting as choice_setting
     from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES as COMPACT_INPUT_SCHEMA_BUDGET_BYTES
     from rea.config import MAX_INT32 as MAX_INT32
     from rea.config import TOOLSET_ALIASES as TOOLSET_ALIASES
     from rea.config import SettingSpec as SettingSpec
+    from rea.config import choice_setting as choice_setting
     from rea.config import default_memory_limit_mb as default_memory_limit_mb
     from rea.config import integer_setting as integer_setting
     from rea.config import memory_limit_setting as memory_limit_setting
