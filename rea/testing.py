@@ -71,11 +71,18 @@ def rea_registry() -> Registry:
     return registry_mod.load()
 
 
-@pytest.fixture
-def rea_session(rea_registry: Registry) -> Iterator[Session]:
-    """A fresh session over the installed plugins, closed afterwards."""
-    session = Session(rea_registry)
+@contextlib.contextmanager
+def open_session(registry: Registry) -> Iterator[Session]:
+    """A session over ``registry``, closed when the block ends (before any check a later fixture makes)."""
+    session = Session(registry)
     try:
         yield session
     finally:
         session.close()
+
+
+@pytest.fixture
+def rea_session(rea_registry: Registry) -> Iterator[Session]:
+    """A fresh session over the installed plugins, closed afterwards."""
+    with open_session(rea_registry) as session:
+        yield session

@@ -8,12 +8,8 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from rea.registry import Registry
-from rea.session import Session
 from tests.waiting import poll_until
 
 
@@ -40,16 +36,6 @@ def wrapper(path: Path, script: Path) -> Path:
     path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
     path.chmod(0o755)
     return path
-
-
-@contextmanager
-def closing_session(registry: Registry) -> Iterator[Session]:
-    """A session closed when the test ends, before the fake's fixture checks that no fake outlived it."""
-    s = Session(registry)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def query_while_the_fake_starts(
