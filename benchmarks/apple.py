@@ -8,6 +8,7 @@ a table. ``python benchmarks/apple.py [CLASSES]``.
 
 from __future__ import annotations
 
+import functools
 import json
 import plistlib
 import shutil
@@ -106,14 +107,9 @@ def build(out: Path) -> Path:
     app = out / "Big.app"
     fw = app / "Frameworks" / "Big.framework"
     fw.mkdir(parents=True)
-    fx.link_macho(
-        clang,
-        lld,
-        out,
-        "arm64-apple-ios14",
-        "arm64",
-        "ios",
-        "14.0",
+    # The framework and the app that links it: one iOS target, the same SDK stubs.
+    link_ios = functools.partial(fx.link_macho, clang, lld, out, "arm64-apple-ios14", "arm64", "ios", "14.0")
+    link_ios(
         "big.m",
         fw / "Big",
         "-dylib",
@@ -123,21 +119,7 @@ def build(out: Path) -> Path:
         "libSystem.tbd",
         "libobjc.tbd",
     )
-    fx.link_macho(
-        clang,
-        lld,
-        out,
-        "arm64-apple-ios14",
-        "arm64",
-        "ios",
-        "14.0",
-        "main.c",
-        app / "Big",
-        "libSystem.tbd",
-        str(fw / "Big"),
-        "-rpath",
-        "@executable_path/Frameworks",
-    )
+    link_ios("main.c", app / "Big", "libSystem.tbd", str(fw / "Big"), "-rpath", "@executable_path/Frameworks")
     (app / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big", "CFBundleIdentifier": "x.big"}))
     (fw / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big"}, fmt=plistlib.FMT_BINARY))
     (out / "archive.plist").write_bytes(fx.keyed_archive())
