@@ -84,6 +84,8 @@ class Run:
     worker_peak_kib: int = 0
     restarts: int = 0
     slowest: tuple[float, str] = (0.0, "")
+    seconds_by_tool: Counter[str] = field(default_factory=Counter)  # where the run's time goes
+    calls_by_tool: Counter[str] = field(default_factory=Counter)
     # Issue 24's bomb cases: outcomes ("ok" or error code; "hang"/"crash") and their slowest call.
     issue24: Counter[str] = field(default_factory=Counter)
     issue24_slowest: float = 0.0
@@ -210,6 +212,8 @@ class Runner:
     def call(self, case: Case, tool: str, args: dict[str, Any]) -> Reply:
         reply = self.server.call(tool, args, CALL_DEADLINE_S)
         self.run.calls += 1
+        self.run.seconds_by_tool[tool] += reply.seconds
+        self.run.calls_by_tool[tool] += 1
         if reply.seconds > self.run.slowest[0]:
             self.run.slowest = (reply.seconds, f"{case.id} {tool}")
         where = Finding(case.id, case.description, tool, "")
@@ -427,6 +431,13 @@ def figures(run: Run) -> list[str]:
         f"peak RSS (VmHWM): rea serve {run.peak_rss_kib / 1024:.0f} MiB, "
         f"native worker {run.worker_peak_kib / 1024:.0f} MiB; slowest call {run.slowest[0]:.1f} s "
         f"({run.slowest[1]})"
+    )
+    lines.append(
+        "seconds by tool: "
+        + ", ".join(
+            f"{tool} {seconds:.1f} ({run.calls_by_tool[tool]} calls)"
+            for tool, seconds in run.seconds_by_tool.most_common(6)
+        )
     )
     lines.append("findings: " + ", ".join(f"{c} {len(run.of(c))}" for c in CHECKS))
     return lines
