@@ -26,6 +26,7 @@ import pytest
 from rea.cache_key import KEY_FILE
 from rea.errors import CODES
 from rea.errors import ReaError
+from rea.process import procfs
 from rea.session import Session
 from rea.testing import call_tool
 from tests.robustness.corpus import Case
@@ -336,10 +337,11 @@ class Runner:
 
     def _note_children(self) -> tuple[dict[int, str], dict[int, str]]:
         """The server's children, and all its descendants two levels down (remembered for the end)."""
-        direct = self.server.children()
+        table = procfs.scan()  # one scan per case: /proc is read once, not once per child
+        direct = self.server.children(table)
         children = dict(direct)
         for pid in direct:
-            children.update(proc_children(pid))
+            children.update(proc_children(pid, table))
         self.seen.update(children)
         for pid in children:
             self.run.worker_peak_kib = max(self.run.worker_peak_kib, status_kib(pid, "VmHWM"))

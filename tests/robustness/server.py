@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from typing import Self
 
+from rea.process import procfs
 from tests.mcp.harness import server_env
 
 
@@ -30,30 +31,17 @@ class Reply:
     seconds: float
 
 
-def proc_children(pid: int) -> dict[int, str]:
-    """Live processes whose parent is ``pid``: pid -> start time (field 22 of /proc/<pid>/stat)."""
-    out: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[1]) == pid:
-            out[int(entry)] = fields[19]
-    return out
+def proc_children(pid: int, table: dict[int, procfs.ProcInfo] | None = None) -> dict[int, str]:
+    """Live processes whose parent is ``pid``: pid -> start time (field 22 of /proc/<pid>/stat), from ``table`` (one
+    scan of /proc shared by several questions) or a fresh scan."""
+    table = procfs.scan() if table is None else table
+    return {i.pid: str(i.start) for i in table.values() if i.ppid == pid and i.state != "Z"}
 
 
 def alive(pid: int, start: str) -> bool:
     """Whether ``pid`` still names the process that had start time ``start`` (and has not exited)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return fields[19] == start and fields[0] != "Z"
+    now = procfs.read(pid)
+    return now is not None and str(now.start) == start and now.state != "Z"
 
 
 def status_kib(pid: int, key: str) -> int:
@@ -181,8 +169,8 @@ class Server:
             return Reply("rpc_error", {"text_and_structured_differ": tool}, reply.seconds)
         return Reply("ok", payload, reply.seconds)
 
-    def children(self) -> dict[int, str]:
-        return proc_children(self.pid)
+    def children(self, table: dict[int, procfs.ProcInfo] | None = None) -> dict[int, str]:
+        return proc_children(self.pid, table)
 
     def peak_rss_kib(self) -> int:
         return status_kib(self.pid, "VmHWM")
