@@ -961,7 +961,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "status_details",
         "``exit_status`` (and ``signal`` when a signal ended it) for errors and lineage.",
     ),
-    "OUT_OF_MEMORY": ("rea.process.worker", "OUT_OF_MEMORY", "The pattern of a worker's out-of-memory failure text."),
+    "OUT_OF_MEMORY": ("rea.process.memory", "OUT_OF_MEMORY", "The pattern of a worker's out-of-memory failure text."),
     "memory_exhausted": (
         "rea.process.channel",
         "memory_exhausted",
@@ -2008,11 +2008,11 @@ if TYPE_CHECKING:
     from rea.process.channel import memory_exhausted as memory_exhausted
     from rea.process.held import held as held
     from rea.process.launch import die_with_parent as die_with_parent
+    from rea.process.memory import OUT_OF_MEMORY as OUT_OF_MEMORY
     from rea.process.owned import now_iso as now_iso
     from rea.process.owned import signal_if as signal_if
     from rea.process.sandbox import reap_session_zombies as reap_session_zombies
     from rea.process.sandbox import unsandboxed as unsandboxed
-    from rea.process.worker import OUT_OF_MEMORY as OUT_OF_MEMORY
     from rea.process.worker import Reporter as Reporter
     from rea.process.worker import Result as Result
     from rea.process.worker import Route as Route

@@ -34,8 +34,8 @@ from rea.evidence import Subject
 from rea.fsnames import shown
 from rea.ledger import LEDGER_MEMORY_MB
 from rea.ledger import Ledger
-from rea.process.worker import refused_allocation
-from rea.process.worker import server_memory_exhausted
+from rea.process.memory import refused_allocation
+from rea.process.memory import server_memory_exhausted
 from rea.providers import AnalysisClient
 from rea.providers import AnalysisProvider
 from rea.providers import OperationResult

@@ -72,7 +72,7 @@ def rea_registry() -> Registry:
 
 
 @contextlib.contextmanager
-def open_session(registry: Registry) -> Iterator[Session]:
+def closing_session(registry: Registry) -> Iterator[Session]:
     """A session over ``registry``, closed when the block ends (before any check a later fixture makes)."""
     session = Session(registry)
     try:
@@ -84,5 +84,5 @@ def open_session(registry: Registry) -> Iterator[Session]:
 @pytest.fixture
 def rea_session(rea_registry: Registry) -> Iterator[Session]:
     """A fresh session over the installed plugins, closed afterwards."""
-    with open_session(rea_registry) as session:
+    with closing_session(rea_registry) as session:
         yield session

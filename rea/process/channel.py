@@ -23,12 +23,12 @@ from rea.errors import CODES
 from rea.errors import ReaError
 from rea.errors import cancelled
 from rea.process import frames
+from rea.process.memory import OUT_OF_MEMORY
+from rea.process.memory import effective_address_space
 from rea.process.owned import OwnedProcess
 from rea.process.owned import ProcessSpec
-from rea.process.owned import effective_address_space
 from rea.process.owned import now_iso
 from rea.process.owned import status_details
-from rea.process.worker import OUT_OF_MEMORY
 from rea.providers import AnalysisClient
 from rea.providers import CloseOutcome
 from rea.records import JSONObject

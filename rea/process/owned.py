@@ -17,7 +17,6 @@ import collections
 import contextlib
 import os
 import queue
-import resource
 import shutil
 import signal
 import subprocess
@@ -40,6 +39,7 @@ from rea.errors import cancelled
 from rea.process import confine
 from rea.process import leftovers
 from rea.process import procfs
+from rea.process.memory import effective_address_space
 from rea.process.sandbox import Isolation
 from rea.process.sandbox import SandboxPolicy
 from rea.process.sandbox import wrap
@@ -156,16 +156,6 @@ class _Spawner:
 
 _SPAWNER = _Spawner()
 _SUBREAPER: list[bool] = []
-
-
-def effective_address_space(requested: int) -> int:
-    """The address-space cap (bytes; 0: none) a process started with ``requested`` runs under: the lower of it and
-    the hard limit rea itself was started under (``ulimit -v``, a corpus worker's memory_limit), which no process it
-    starts exceeds."""
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard == resource.RLIM_INFINITY:
-        return requested
-    return min(requested, hard) if requested else hard
 
 
 def _become_subreaper() -> None:

@@ -7,8 +7,6 @@
 from __future__ import annotations
 
 import os
-import re
-import resource
 import sys
 import threading
 import time
@@ -23,19 +21,7 @@ from rea.arguments import Arguments
 from rea.errors import CODES
 from rea.errors import ReaError
 from rea.process import frames
-
-# What a failed allocation looks like once an engine has turned it into its own exception or message: Python,
-# C++, glibc, Rust's allocation-error handler, the dynamic loader mapping a library, a thread's stack that cannot
-# be reserved, and a C extension that returned NULL without setting MemoryError ("error return without exception
-# set", seen importing angr at the edge of a 256 MiB cap).
-OUT_OF_MEMORY = re.compile(
-    r"MemoryError|std::bad_alloc|Cannot allocate memory|\[Errno 12\]|[Oo]ut of memory|failed to allocate|"
-    r"allocation failed|memory allocation of \d+ bytes failed|failed to map segment|can't start new thread|"
-    r"error return without exception set"
-)
-# A refused request is at most this large (a library's or an arena's mapping): a peak this close to the cap means
-# the cap refused one.
-NEAR_CAP_BYTES = 64 << 20
+from rea.process.memory import refused_allocation
 
 
 class Result(msgspec.Struct, kw_only=True):
@@ -141,65 +127,6 @@ def _exhausted(request: frames.Request, what: str) -> frames.Failure:
         message=f"the engine ran out of {what} in {request.op}",
         details={"resource": "memory", "exhausted": what, "operation": request.op},
     )
-
-
-def server_memory_exhausted(phase: str) -> ReaError:
-    """rea's own process (not an engine's worker) ran out of memory during ``phase``: ``resource_constraint`` naming
-    the address-space limit it was started under, if any."""
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    limit_mb = 0 if hard == resource.RLIM_INFINITY else hard >> 20
-    bound = f"its {limit_mb} MiB address-space limit" if limit_mb else "memory"
-    return ReaError(
-        "resource_constraint",
-        f"rea ran out of {bound} during {phase}",
-        remediation="Raise the limit rea runs under (ulimit -v, or a corpus triage's memory_limit), or analyse a "
-        "smaller input.",
-        details={
-            "resource": "memory",
-            "phase": phase,
-            **({"reported_limits": {"address_space_mb": limit_mb}} if limit_mb else {}),
-        },
-    )
-
-
-def _capped() -> bool:
-    """Whether this worker runs under an address-space cap (the kernel's launcher sets RLIMIT_AS)."""
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-
-
-def _near_cap() -> bool:
-    """Whether this worker's address space has come within ``NEAR_CAP_BYTES`` of its cap: a failure then is an
-    allocation the cap refused, whatever the engine made of it (z3 reports a library it could not map as "not
-    found")."""
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if limit == resource.RLIM_INFINITY:
-        return False
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmPeak:"):
-                    return int(line.split()[1]) * 1024 > limit - NEAR_CAP_BYTES
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
-
-
-def refused_allocation(exc: BaseException) -> bool:
-    """Whether ``exc`` is a failed allocation: a MemoryError, or, under an address-space cap, an exception that reads
-    as one (or raised with the cap nearly reached)."""
-    return isinstance(exc, MemoryError) or (_capped() and (_says_out_of_memory(exc) or _near_cap()))
-
-
-def _says_out_of_memory(exc: BaseException) -> bool:
-    """Whether the exception, or one it was raised from or during, reads as a failed allocation."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, MemoryError) or OUT_OF_MEMORY.search(f"{type(current).__name__}: {current}"[:2000]):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def claim_protocol_pipes() -> tuple[int, int]:

@@ -9,7 +9,7 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import open_session
+from rea.testing import closing_session
 from tests.fake_engines import running
 from tests.fake_engines import wrapper
 from tests.fixtures.native.native_fixtures import native_fixtures
@@ -56,5 +56,5 @@ def fake_env(monkeypatch: pytest.MonkeyPatch, fake_worker: Path, recorded_model:
 @pytest.fixture
 def session(fake_env: pytest.MonkeyPatch, rea_registry: Registry) -> Iterator[Session]:
     """A session with the fake engine selectable; closed before fake_env checks that no fake outlived it."""
-    with open_session(rea_registry) as s:
+    with closing_session(rea_registry) as s:
         yield s

@@ -9,7 +9,7 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import open_session
+from rea.testing import closing_session
 from tests.fake_engines import running
 from tests.fake_engines import wrapper
 from tests.fixtures.native.native_fixtures import native_fixtures
@@ -48,5 +48,5 @@ def hopper_env(monkeypatch: pytest.MonkeyPatch, fake_launcher: Path) -> Iterator
 
 @pytest.fixture
 def session(hopper_env: pytest.MonkeyPatch, rea_registry: Registry) -> Iterator[Session]:
-    with open_session(rea_registry) as s:
+    with closing_session(rea_registry) as s:
         yield s

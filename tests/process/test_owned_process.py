@@ -319,7 +319,7 @@ AT_THE_CAP = """
 import resource
 from rea.process.channel import memory_exhausted
 from rea.process.owned import ProcessSpec
-from rea.process.worker import refused_allocation
+from rea.process.memory import refused_allocation
 
 print(refused_allocation(ValueError("libz3.so not found")))
 peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmPeak")).split()[1]) * 1024
