@@ -84,6 +84,9 @@ class Debuggee:
         self.watchpoints: dict[int, BreakpointSpec] = {}
         self.last_state = "not launched"
         self.exit: Exit | None = None
+        # The signal the program last stopped with (number, name): LLDB reports a death by a signal passed on to the
+        # program as an exit whose status is the signal's number, with no description.
+        self.last_signal: tuple[int, str] | None = None
         # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
         self.detached_pid: int | None = None
         # Attaches so far: LLDB counts stops per process, so a stop is named by both.
@@ -179,9 +182,10 @@ class Debuggee:
             self.last_state = "exited"
             if self.exit is None and process is not None and process.IsValid():
                 description = process.GetExitDescription()
-                self.exit = Exit(
-                    exit_code=process.GetExitStatus(), description=description[:200] if description else None
-                )
+                status = process.GetExitStatus()
+                if not description and self.last_signal is not None and self.last_signal[0] == status:
+                    description = f"ended by {self.last_signal[1]}, the signal it last stopped with"
+                self.exit = Exit(exit_code=status, description=description[:200] if description else None)
             return Where(state="exited", exit=self.exit)
         if state in (lldb.eStateRunning, lldb.eStateStepping, lldb.eStateLaunching, lldb.eStateAttaching):
             self.last_state = "running"
@@ -223,7 +227,9 @@ class Debuggee:
             wp_id = int(thread.GetStopReasonDataAtIndex(0))
             return StopReason(reason="watchpoint", watchpoint=wp_id, description=description)
         if kind == lldb.eStopReasonSignal:
-            name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
+            number = int(thread.GetStopReasonDataAtIndex(0))
+            name = self.process.GetUnixSignals().GetSignalAsCString(number)
+            self.last_signal = (number, name)
             if name == "SIGTRAP" and self.emulated and self.process.GetStopID() == self.entry_stop:
                 # qemu's gdb stub reports the stop at the first instruction as a SIGTRAP.
                 return StopReason(reason="entry", description=description)
